@@ -1,0 +1,289 @@
+"""The warp-aware SSA IR: values, instructions, phis, blocks, functions, modules.
+
+An :class:`Inst` keeps its AST instruction as a *template*: the register operands
+of the template are replaced, slot by slot in a fixed order, by SSA values.
+``defs`` are the written registers (vector and pair elements included, ``_``
+sinks excluded), ``uses`` the read ones (address bases, vector elements, ``!p``
+sources, call arguments).  A use slot may also hold an :class:`~ptxopt.ptx.ast.Imm`
+once a pass has folded a constant into it.
+
+GPU semantics carried by the IR:
+
+* A predicated non-branch instruction is a *partial definition*: in lanes where
+  the guard is false the destination keeps its old value, so ``olds[k]`` is the
+  value that def slot ``k`` had before the instruction (an implicit use).
+* Carry chains (``add.cc`` / ``addc``) pass an implicit flag: ``carry_out`` is
+  the value of the carry written, ``carry_in`` the one read.  The flag is an
+  ordinary SSA value of the pseudo register :data:`CARRY`, never printed.
+* Special registers (``%tid.x``) are values of kind ``"special"``; registers read
+  before any write are values of kind ``"undef"``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Sequence
+
+from ptxopt.ptx.ast import DebugLoc, Function, Imm, Instr, Module, RegDecl, Stmt
+from ptxopt.ptx.opcodes import OpInfo
+
+CARRY = "%cc"
+
+
+
+class Value:
+    """An SSA value.  ``var`` is the PTX register it came from (after scope
+    renaming), ``type`` that register's declared type."""
+
+    __slots__ = ("id", "var", "type", "kind", "inst", "block")
+
+    def __init__(
+        self,
+        vid: int,
+        var: str,
+        vtype: str,
+        kind: str,
+        inst: Inst | Phi | None = None,
+        block: Block | None = None,
+    ) -> None:
+        self.id = vid
+        self.var = var
+        self.type = vtype
+        self.kind = kind  # "inst", "phi", "special", "undef", "param"
+        self.inst = inst
+        self.block = block
+
+    def __repr__(self) -> str:
+        return f"{self.var}.{self.id}"
+
+
+class Inst:
+    """An instruction in SSA form (see the module docstring)."""
+
+    __slots__ = (
+        "ast",
+        "info",
+        "defs",
+        "uses",
+        "olds",
+        "pred",
+        "pred_neg",
+        "carry_in",
+        "carry_out",
+        "block",
+        "loc",
+        "raw",
+        "slot_names",
+    )
+
+    def __init__(
+        self,
+        ast: Instr,
+        info: OpInfo | None,
+        defs: list[Value],
+        uses: list[Value | Imm],
+        pred: Value | None = None,
+        loc: DebugLoc | None = None,
+    ) -> None:
+        self.ast = ast
+        self.info = info
+        self.defs = defs
+        self.uses = uses
+        # Tied old values, one per def slot (None where the slot is not tied):
+        # predicated (partial) definitions and read-modify-write operands.
+        self.olds: list[Value | None] | None = None
+        self.pred = pred
+        self.pred_neg = ast.pred_neg
+        self.carry_in: Value | None = None
+        self.carry_out: Value | None = None
+        self.block: Block | None = None
+        self.loc = loc
+        self.raw: str | None = None  # statement kept verbatim (.pragma)
+        # Register names of the template's def slots then use slots, as parsed.
+        self.slot_names: list[str] = []
+
+    @property
+    def opcode(self) -> str:
+        return self.ast.opcode
+
+    @property
+    def name(self) -> str:
+        return self.ast.name
+
+    @property
+    def is_terminator(self) -> bool:
+        return self.info is not None and self.info.terminator
+
+    def operand_values(self) -> Iterator[Value]:
+        """Every SSA value this instruction reads, implicit ones included."""
+        if self.pred is not None:
+            yield self.pred
+        for u in self.uses:
+            if isinstance(u, Value):
+                yield u
+        if self.olds is not None:
+            for o in self.olds:
+                if o is not None:
+                    yield o
+        if self.carry_in is not None:
+            yield self.carry_in
+
+    def result_values(self) -> Iterator[Value]:
+        yield from self.defs
+        if self.carry_out is not None:
+            yield self.carry_out
+
+    def __repr__(self) -> str:
+        return f"<{self.ast.name} defs={self.defs} uses={self.uses}>"
+
+
+class Phi:
+    """``result = phi(incoming[k] from block.preds[k])``."""
+
+    __slots__ = ("result", "incoming", "block")
+
+    def __init__(self, result: Value, incoming: list[Value], block: Block) -> None:
+        self.result = result
+        self.incoming = incoming
+        self.block = block
+
+    def __repr__(self) -> str:
+        return f"<phi {self.result} = {self.incoming}>"
+
+
+class Block:
+    """A basic block.  ``labels`` are the PTX labels that start it (all kept,
+    since debug sections may refer to them); ``succs``/``preds`` are blocks."""
+
+    __slots__ = ("index", "labels", "phis", "insts", "succs", "preds", "fallthrough")
+
+    def __init__(self, index: int, labels: list[str]) -> None:
+        self.index = index
+        self.labels = labels
+        self.phis: list[Phi] = []
+        self.insts: list[Inst] = []
+        self.succs: list[Block] = []
+        self.preds: list[Block] = []
+        # The successor reached by falling off the end (None after ret/exit/bra).
+        self.fallthrough: Block | None = None
+
+    @property
+    def terminator(self) -> Inst | None:
+        if self.insts and self.insts[-1].is_terminator:
+            return self.insts[-1]
+        return None
+
+    def __repr__(self) -> str:
+        return f"<block {self.index} {self.labels}>"
+
+
+class Func:
+    """A function in SSA form.
+
+    ``decls`` are the register declarations of the original function (after scope
+    flattening), ``reg_types`` maps each register name to its declared type, and
+    ``head`` holds body statements kept verbatim at the top of the body
+    (variables, branch-target tables, call prototypes).
+    """
+
+    def __init__(self, ast: Function) -> None:
+        self.ast = ast
+        self.name = ast.name
+        self.blocks: list[Block] = []
+        self.reg_types: dict[str, str] = {}
+        self.reg_order: list[str] = []
+        self.head: list[Stmt] = []
+        self.params: list[Value] = []
+        self.next_id = 0
+        self.specials: dict[str, Value] = {}
+        self.undefs: dict[str, Value] = {}
+
+    # -- value creation ------------------------------------------------------
+
+    def new_value(
+        self, var: str, vtype: str, kind: str, inst: Inst | Phi | None = None, block: Block | None = None
+    ) -> Value:
+        v = Value(self.next_id, var, vtype, kind, inst, block)
+        self.next_id += 1
+        return v
+
+    def special(self, name: str) -> Value:
+        v = self.specials.get(name)
+        if v is None:
+            v = self.specials[name] = self.new_value(name, _special_type(name), "special")
+        return v
+
+    def undef(self, var: str) -> Value:
+        v = self.undefs.get(var)
+        if v is None:
+            v = self.undefs[var] = self.new_value(var, self.reg_types.get(var, ".b32"), "undef")
+        return v
+
+    # -- CFG -------------------------------------------------------------------
+
+    def cfg_succs(self) -> list[list[int]]:
+        return [[s.index for s in b.succs] for b in self.blocks]
+
+    def renumber(self) -> None:
+        for i, b in enumerate(self.blocks):
+            b.index = i
+
+    @property
+    def entry(self) -> Block:
+        return self.blocks[0]
+
+    def instructions(self) -> Iterator[Inst]:
+        for b in self.blocks:
+            yield from b.insts
+
+    def values(self) -> Iterator[Value]:
+        """Every value defined in the function (params and phis included)."""
+        yield from self.params
+        for b in self.blocks:
+            for phi in b.phis:
+                yield phi.result
+            for ins in b.insts:
+                yield from ins.result_values()
+
+    def declare(self, name: str, rtype: str) -> None:
+        if name not in self.reg_types:
+            self.reg_order.append(name)
+        self.reg_types[name] = rtype
+
+    def __repr__(self) -> str:
+        return f"<func {self.name}: {len(self.blocks)} blocks>"
+
+
+class IRModule:
+    """A PTX module whose function bodies are in SSA form."""
+
+    def __init__(self, ast: Module, funcs: Sequence[Func]) -> None:
+        self.ast = ast
+        self.funcs = list(funcs)
+
+    def func(self, name: str) -> Func:
+        for f in self.funcs:
+            if f.name == name:
+                return f
+        raise KeyError(name)
+
+
+_SPECIAL_64 = ("%clock64", "%globaltimer", "%gridid", "%pm0_64", "%pm1_64", "%pm2_64")
+
+
+def _special_type(name: str) -> str:
+    base = name.split(".")[0]
+    if base in _SPECIAL_64 or base.startswith("%pm") and base.endswith("_64"):
+        return ".u64"
+    if base.startswith("%envreg") or base.startswith("%lanemask"):
+        return ".b32"
+    return ".u32"
+
+
+def reg_decls(func: Func) -> list[RegDecl]:
+    """One declaration per register, grouped by type in first-seen order."""
+    by_type: dict[str, list[tuple[str, int | None]]] = {}
+    for name in func.reg_order:
+        if name == CARRY:
+            continue
+        by_type.setdefault(func.reg_types[name], []).append((name, None))
+    return [RegDecl(t, names) for t, names in by_type.items()]

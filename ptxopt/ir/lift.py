@@ -1,0 +1,474 @@
+"""Lift a PTX function (AST) into the SSA IR.
+
+1. *Flatten*: nested ``{ }`` scopes are dissolved; a register or ``.param``
+   variable declared in an inner scope that clashes with a name already used in
+   the function is renamed (``param0`` → ``param0_1``), so every name in the
+   flattened function is unique.  Variable declarations, branch-target tables and
+   call prototypes move to the top of the body; ``.loc`` lines attach to the
+   instruction that follows them.
+2. *Blocks*: a block starts at every label (all labels are kept: debug sections
+   refer to them) and after every terminator; edges come from ``bra``,
+   ``brx.idx`` tables, ``ret``/``exit``/``trap`` and fall-through.
+3. *SSA* by Cytron et al. (1991) with pruned phis: phis are placed on the
+   iterated dominance frontier of each register's definition blocks, only where
+   the register is live-in, then names are resolved by a pre-order walk of the
+   dominator tree.
+"""
+
+from __future__ import annotations
+
+from ptxopt.analysis.dominators import DomTree
+from ptxopt.analysis.liveness import liveness
+from ptxopt.ir.core import CARRY, Block, Func, Inst, IRModule, Phi, Value
+from ptxopt.ir.operands import regs_of
+from ptxopt.ptx.ast import (
+    Addr,
+    BranchTargets,
+    DebugLoc,
+    Expr,
+    Function,
+    Imm,
+    Instr,
+    Label,
+    Module,
+    Not,
+    Operand,
+    Pair,
+    ParenList,
+    PtxError,
+    RawStmt,
+    Reg,
+    RegDecl,
+    Scope,
+    Stmt,
+    Sym,
+    VarDecl,
+    Vec,
+)
+from ptxopt.ptx.opcodes import is_special_register, lookup
+
+
+def lift_module(mod: Module) -> IRModule:
+    funcs = [lift_function(fn) for fn in mod.functions if fn.body is not None]
+    return IRModule(mod, funcs)
+
+
+# ---------------------------------------------------------------------------
+# 1. flattening
+
+
+class _Flattener:
+    def __init__(self, func: Func) -> None:
+        self.func = func
+        self.used: set[str] = set()  # every name declared so far in the function
+        self.items: list[tuple[str, object, DebugLoc | None]] = []
+        self.pending_loc: DebugLoc | None = None
+
+    def run(self, body: list[Stmt]) -> None:
+        self.walk(body, {}, 0)
+
+    def unique(self, name: str) -> str:
+        if name not in self.used:
+            self.used.add(name)
+            return name
+        k = 1
+        while f"{name}_{k}" in self.used:
+            k += 1
+        new = f"{name}_{k}"
+        self.used.add(new)
+        return new
+
+    def walk(self, body: list[Stmt], renames: dict[str, str], depth: int) -> None:
+        func = self.func
+        for st in body:
+            t = type(st)
+            if t is Instr:
+                ins: Instr = st  # type: ignore[assignment]
+                if renames:
+                    ins = _rename_instr(ins, renames)
+                self.items.append(("inst", ins, self.pending_loc))
+                self.pending_loc = None
+            elif t is Label:
+                self.items.append(("label", st.name, None))  # type: ignore[union-attr]
+            elif t is DebugLoc:
+                self.pending_loc = st  # type: ignore[assignment]
+            elif t is RegDecl:
+                d: RegDecl = st  # type: ignore[assignment]
+                for name, count in d.names:
+                    names = [name] if count is None else [f"{name}{i}" for i in range(count)]
+                    for n in names:
+                        if depth and n in self.used:
+                            new = self.unique(n)
+                            renames[n] = new
+                            func.declare(new, d.type)
+                        else:
+                            self.used.add(n)
+                            func.declare(n, d.type)
+            elif t is VarDecl:
+                v: VarDecl = st  # type: ignore[assignment]
+                if depth and v.name in self.used:
+                    new = self.unique(v.name)
+                    renames[v.name] = new
+                    v = VarDecl(
+                        v.space, v.type, new, v.linkage, v.align, v.vector, v.dims, v.init,
+                        v.attrs, v.span,
+                    )
+                else:
+                    self.used.add(v.name)
+                func.head.append(v)
+            elif t is Scope:
+                self.walk(st.body, dict(renames), depth + 1)  # type: ignore[union-attr]
+            elif t is BranchTargets:
+                func.head.append(st)
+            elif t is RawStmt:
+                text = st.text  # type: ignore[union-attr]
+                if text.startswith(".pragma"):
+                    self.items.append(("raw", st, None))
+                else:
+                    func.head.append(st)
+
+
+def _rename_op(op: Operand, ren: dict[str, str]) -> Operand:
+    t = type(op)
+    if t is Reg:
+        new = ren.get(op.name)  # type: ignore[union-attr]
+        return Reg(new) if new else op
+    if t is Sym:
+        new = ren.get(op.name)  # type: ignore[union-attr]
+        return Sym(new) if new else op
+    if t is Addr:
+        a: Addr = op  # type: ignore[assignment]
+        return Addr(
+            _rename_op(a.base, ren) if a.base is not None else None,
+            a.offset,
+            tuple(_rename_op(e, ren) for e in a.extra),
+        )
+    if t is Vec:
+        return Vec(tuple(_rename_op(e, ren) for e in op.elems))  # type: ignore[union-attr]
+    if t is Pair:
+        return Pair(_rename_op(op.first, ren), _rename_op(op.second, ren))  # type: ignore[union-attr]
+    if t is Not:
+        return Not(_rename_op(op.operand, ren))  # type: ignore[union-attr, arg-type]
+    if t is ParenList:
+        return ParenList(tuple(_rename_op(e, ren) for e in op.items))  # type: ignore[union-attr]
+    if t is Expr:
+        return op
+    return op
+
+
+def _rename_instr(ins: Instr, ren: dict[str, str]) -> Instr:
+    pred = ins.pred
+    if pred is not None and pred.name in ren:
+        pred = Reg(ren[pred.name])
+    ops = [_rename_op(o, ren) for o in ins.operands]
+    return Instr(ins.opcode, ins.mods, ops, pred, ins.pred_neg, ins.span)
+
+
+# ---------------------------------------------------------------------------
+# 2. blocks and edges
+
+
+def _build_blocks(func: Func, items: list[tuple[str, object, DebugLoc | None]]) -> None:
+    blocks: list[Block] = []
+    cur: Block | None = None
+    label_block: dict[str, Block] = {}
+    for kind, obj, loc in items:
+        if kind == "label":
+            name: str = obj  # type: ignore[assignment]
+            if cur is None or cur.insts:
+                cur = Block(len(blocks), [])
+                blocks.append(cur)
+            cur.labels.append(name)
+            label_block[name] = cur
+            continue
+        if cur is None:
+            cur = Block(len(blocks), [])
+            blocks.append(cur)
+        if kind == "raw":
+            raw = Inst(Instr("", (), []), None, [], [])
+            raw.raw = obj.text  # type: ignore[attr-defined]
+            raw.block = cur
+            cur.insts.append(raw)
+            continue
+        ins: Instr = obj  # type: ignore[assignment]
+        info = lookup(ins)
+        inst = Inst(ins, info, [], [], None, loc)
+        inst.block = cur
+        cur.insts.append(inst)
+        if info.terminator:
+            cur = None
+    if not blocks:
+        blocks.append(Block(0, []))
+    tables: dict[str, list[str]] = {
+        st.name: st.labels for st in func.head if isinstance(st, BranchTargets)
+    }
+
+    def target(name: str, span: object) -> Block:
+        blk = label_block.get(name)
+        if blk is None:
+            raise PtxError(span, f"branch to undefined label '{name}'")  # type: ignore[arg-type]
+        return blk
+
+    for i, b in enumerate(blocks):
+        nxt = blocks[i + 1] if i + 1 < len(blocks) else None
+        succs: list[Block] = []
+        term = b.terminator
+        if term is None:
+            if nxt is not None:
+                succs.append(nxt)
+                b.fallthrough = nxt
+        else:
+            ast = term.ast
+            op = ast.opcode
+            if op == "bra":
+                tgt = ast.operands[-1]
+                if not isinstance(tgt, Sym):
+                    raise PtxError(ast.span, "expected a label as branch target")
+                succs.append(target(tgt.name, ast.span))
+            elif op == "brx":
+                tbl = ast.operands[-1]
+                if not isinstance(tbl, Sym) or tbl.name not in tables:
+                    raise PtxError(ast.span, "brx.idx needs a .branchtargets table")
+                for lab in tables[tbl.name]:
+                    succs.append(target(lab, ast.span))
+            if ast.pred is not None and nxt is not None:
+                succs.append(nxt)
+                b.fallthrough = nxt
+        seen: set[int] = set()
+        for s in succs:
+            if id(s) not in seen:
+                seen.add(id(s))
+                b.succs.append(s)
+                s.preds.append(b)
+    if blocks[0].preds:
+        entry = Block(0, [])
+        entry.succs.append(blocks[0])
+        entry.fallthrough = blocks[0]
+        blocks[0].preds.insert(0, entry)
+        blocks.insert(0, entry)
+    func.blocks = blocks
+    func.renumber()
+
+
+# ---------------------------------------------------------------------------
+# 3. SSA construction
+
+
+def _collect_slots(func: Func) -> None:
+    """Record for every instruction the register names of its def and use slots,
+    and the implicit ones (guard, tied olds, carry)."""
+    for b in func.blocks:
+        for inst in b.insts:
+            info = inst.info
+            if info is None:
+                continue
+            ast = inst.ast
+            ops = ast.operands
+            dnames: list[str] = []
+            unames: list[str] = []
+            tied: list[bool] = []
+            rmw = info.rmw
+            for k in info.defs:
+                if k < len(ops):
+                    for r in regs_of(ops[k]):
+                        dnames.append(r.name)
+                        tied.append(k in rmw)
+            for k in info.uses:
+                if k < len(ops) and k not in info.defs:
+                    for r in regs_of(ops[k]):
+                        unames.append(r.name)
+            inst.slot_names = dnames + unames
+            # defs/uses temporarily hold names; replaced by values during renaming.
+            inst.defs = dnames  # type: ignore[assignment]
+            inst.uses = unames  # type: ignore[assignment]
+            if ast.pred is not None and dnames:
+                tied = [True] * len(dnames)
+            if any(tied):
+                inst.olds = [True if t else None for t in tied]  # type: ignore[misc]
+
+
+def lift_function(fn: Function) -> Func:
+    func = Func(fn)
+    for p in fn.params + fn.rets:
+        if p.space == ".reg":
+            func.declare(p.name, p.type)
+    flat = _Flattener(func)
+    for p in fn.params + fn.rets:
+        flat.used.add(p.name)
+    assert fn.body is not None
+    flat.run(fn.body)
+    _build_blocks(func, flat.items)
+    _collect_slots(func)
+    _construct_ssa(func)
+    return func
+
+
+def _construct_ssa(func: Func) -> None:
+    blocks = func.blocks
+    n = len(blocks)
+    reg_types = func.reg_types
+    var_index: dict[str, int] = {}
+    var_names: list[str] = []
+
+    def vidx(name: str) -> int:
+        k = var_index.get(name)
+        if k is None:
+            k = var_index[name] = len(var_names)
+            var_names.append(name)
+        return k
+
+    uses = [0] * n
+    defs = [0] * n
+    def_blocks: dict[int, list[int]] = {}
+    for b in blocks:
+        u = 0
+        d = 0
+        for inst in b.insts:
+            if inst.info is None:
+                continue
+            ast = inst.ast
+            names: list[str] = list(inst.uses)  # type: ignore[arg-type]
+            if ast.pred is not None:
+                names.append(ast.pred.name)
+            if inst.olds is not None:
+                for k, t in enumerate(inst.olds):
+                    if t is not None:
+                        names.append(inst.defs[k])  # type: ignore[arg-type]
+            if inst.info.carry_in:
+                names.append(CARRY)
+            for nm in names:
+                if nm in reg_types or nm == CARRY:
+                    bit = 1 << vidx(nm)
+                    if not d & bit:
+                        u |= bit
+                elif not is_special_register(nm):
+                    raise PtxError(ast.span, f"undeclared register '{nm}'")
+            dnames: list[str] = list(inst.defs)  # type: ignore[arg-type]
+            if inst.info.carry_out:
+                dnames.append(CARRY)
+            for nm in dnames:
+                if nm not in reg_types and nm != CARRY:
+                    raise PtxError(ast.span, f"cannot write to '{nm}'")
+                k = vidx(nm)
+                bit = 1 << k
+                if not d & bit:
+                    d |= bit
+                    def_blocks.setdefault(k, []).append(b.index)
+        uses[b.index] = u
+        defs[b.index] = d
+    func.reg_types.setdefault(CARRY, ".pred")
+    succs = func.cfg_succs()
+    live = liveness(succs, uses, defs)
+    dom = DomTree.build(succs, 0)
+    any_live = 0
+    for x in live.live_in:
+        any_live |= x
+
+    # phi placement
+    phi_var: dict[int, list[tuple[int, Phi]]] = {}
+    for k, dblocks in def_blocks.items():
+        bit = 1 << k
+        if not any_live & bit:
+            continue
+        name = var_names[k]
+        vtype = reg_types[name]
+        for bi in dom.iterated_frontier(dblocks):
+            if live.live_in[bi] & bit:
+                blk = blocks[bi]
+                phi = Phi(None, [], blk)  # type: ignore[arg-type]
+                phi.result = func.new_value(name, vtype, "phi", phi, blk)
+                blk.phis.append(phi)
+                phi_var.setdefault(bi, []).append((k, phi))
+    for blk in blocks:
+        blk.phis.sort(key=lambda p: var_index[p.result.var])
+
+    # renaming
+    stacks: list[list[Value]] = [[] for _ in var_names]
+    param_by_name = {}
+    for p in func.ast.params + func.ast.rets:
+        if p.space == ".reg":
+            v = func.new_value(p.name, p.type, "param")
+            func.params.append(v)
+            param_by_name[p.name] = v
+            if p.name in var_index:
+                stacks[var_index[p.name]].append(v)
+
+    def read(name: str) -> Value:
+        k = var_index.get(name)
+        if k is None:
+            return func.special(name)
+        st = stacks[k]
+        return st[-1] if st else func.undef(name)
+
+    def rename_block(b: Block, pushed: list[int]) -> None:
+        for phi in b.phis:
+            k = var_index[phi.result.var]
+            stacks[k].append(phi.result)
+            pushed.append(k)
+        for inst in b.insts:
+            info = inst.info
+            if info is None:
+                continue
+            ast = inst.ast
+            inst.uses = [read(nm) for nm in inst.uses]  # type: ignore[arg-type]
+            if ast.pred is not None:
+                inst.pred = read(ast.pred.name)
+            dnames: list[str] = inst.defs  # type: ignore[assignment]
+            if inst.olds is not None:
+                inst.olds = [
+                    read(dnames[j]) if t is not None else None for j, t in enumerate(inst.olds)
+                ]
+            if info.carry_in:
+                inst.carry_in = read(CARRY)
+            new_defs: list[Value] = []
+            for nm in dnames:
+                k = var_index[nm]
+                v = func.new_value(nm, reg_types[nm], "inst", inst, b)
+                new_defs.append(v)
+                stacks[k].append(v)
+                pushed.append(k)
+            inst.defs = new_defs
+            if info.carry_out:
+                k = var_index[CARRY]
+                v = func.new_value(CARRY, ".pred", "inst", inst, b)
+                inst.carry_out = v
+                stacks[k].append(v)
+                pushed.append(k)
+        for s in b.succs:
+            j = s.preds.index(b)
+            for phi in s.phis:
+                while len(phi.incoming) < len(s.preds):
+                    phi.incoming.append(None)  # type: ignore[arg-type]
+                phi.incoming[j] = read(phi.result.var)
+
+    # iterative pre-order walk of the dominator tree
+    work: list[tuple[int, list[int] | None]] = [(0, None)]
+    while work:
+        bi, pushed = work.pop()
+        if pushed is not None:
+            for k in pushed:
+                stacks[k].pop()
+            continue
+        mine: list[int] = []
+        rename_block(blocks[bi], mine)
+        work.append((bi, mine))
+        for c in reversed(dom.children[bi]):
+            work.append((c, None))
+    # unreachable blocks: resolved in layout order with no reaching definitions
+    for b in blocks:
+        if not dom.reachable(b.index):
+            saved = [len(s) for s in stacks]
+            mine = []
+            rename_block(b, mine)
+            for k, ln in enumerate(saved):
+                del stacks[k][ln:]
+    for b in blocks:
+        for phi in b.phis:
+            while len(phi.incoming) < len(b.preds):
+                phi.incoming.append(func.undef(phi.result.var))
+            phi.incoming = [
+                v if v is not None else func.undef(phi.result.var) for v in phi.incoming
+            ]
+
+
+__all__ = ["lift_module", "lift_function", "Imm"]

@@ -1,0 +1,244 @@
+"""Lower SSA functions back to PTX text.
+
+The register assignment and copies come from an SSA-destruction strategy
+(:func:`ptxopt.ir.out_of_ssa.destruct` by default).  Copies of an edge are placed
+before the predecessor's terminator, never in the join block; an edge is split
+only when its predecessor has several successors and the edge carries copies (a
+fall-through edge gets a block right after the predecessor, a branch edge a new
+labelled block at the end of the function).  A terminator that reads a register
+the copies overwrite reads a saved copy instead.  ``.loc`` lines are re-emitted
+whenever the source location changes; register declarations are regenerated.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+
+from ptxopt.ir.core import CARRY, Block, Func, Inst, IRModule
+from ptxopt.ir.operands import rebuild
+from ptxopt.ir.out_of_ssa import Assignment, Copy, destruct
+from ptxopt.ir.parallel_copy import sequentialize
+from ptxopt.ptx.ast import BranchTargets, DebugLoc, Imm, Instr, Reg, Sym
+from ptxopt.ptx.printer import format_body, format_instr, format_loc, print_module
+from ptxopt.ptx.types import bit_width
+
+Destructor = Callable[[Func], Assignment]
+
+_NUM_SUFFIX = re.compile(r"^(.*?)(\d+)$")
+
+
+def _mov(dst: str, src: str | Imm, vtype: str) -> Instr:
+    if vtype == ".pred":
+        return Instr("mov", (".pred",), [Reg(dst), src if isinstance(src, Imm) else Reg(src)])
+    width = bit_width(vtype)
+    return Instr("mov", (f".b{width}",), [Reg(dst), src if isinstance(src, Imm) else Reg(src)])
+
+
+class _Lowerer:
+    def __init__(self, func: Func, asg: Assignment) -> None:
+        self.func = func
+        self.asg = asg
+        self.lines: list[str] = []
+        self.last_loc: tuple[int, int, int, str] | None = None
+        self.temp_count = 0
+        self.used_regs: dict[str, str] = {}
+        self.split_count = 0
+        self.tables = {st.name: st for st in func.head if isinstance(st, BranchTargets)}
+
+    def temp(self, vtype: str) -> str:
+        while True:
+            self.temp_count += 1
+            name = f"%tmp_pc{self.temp_count}"
+            if name not in self.func.reg_types and name not in self.asg.new_regs:
+                break
+        self.asg.new_regs[name] = vtype
+        return name
+
+    def emit_instr(self, ins: Instr, loc: DebugLoc | None) -> None:
+        if loc is not None:
+            key = (loc.file, loc.line, loc.col, loc.extra)
+            if key != self.last_loc:
+                self.lines.append("\t" + format_loc(loc))
+                self.last_loc = key
+        self.lines.append("\t" + format_instr(ins))
+
+    def emit_copies(self, copies: list[Copy], loc: DebugLoc | None) -> None:
+        for dst, src, t in sequentialize(copies, self.temp):
+            self.emit_instr(_mov(dst, src, t), loc)
+
+    def lower_inst(self, inst: Inst) -> Instr:
+        asg = self.asg
+        names: list[str | Imm] = [asg.name(d) for d in inst.defs]  # type: ignore[misc]
+        names.extend(asg.name(u) for u in inst.uses)
+        pred = inst.pred
+        ast = inst.ast
+        pred_name = asg.name(pred) if pred is not None else None
+        if names == inst.slot_names and (pred is None or pred_name == ast.pred.name):  # type: ignore[union-attr]
+            return ast
+        it = iter(names)
+        info = inst.info
+        assert info is not None
+        defs = set(info.defs)
+        ops = list(ast.operands)
+        for k in info.defs:
+            if k < len(ops):
+                ops[k] = rebuild(ops[k], it)
+        for k in info.uses:
+            if k < len(ops) and k not in defs:
+                ops[k] = rebuild(ops[k], it)
+        new_pred = Reg(pred_name) if isinstance(pred_name, str) else ast.pred
+        return Instr(ast.opcode, ast.mods, ops, new_pred, ast.pred_neg, ast.span)
+
+    def run(self) -> list[str]:
+        func = self.func
+        asg = self.asg
+        blocks = list(func.blocks)
+        end_copies: dict[int, list[Copy]] = {}
+        after: dict[int, list[Block]] = {}  # blocks to place right after a block
+        tail: list[tuple[str, list[Copy], str]] = []  # split blocks at the end
+        retarget: dict[tuple[int, str], str] = {}
+        for (pi, si), copies in sorted(asg.edge_copies.items()):
+            pred = func.blocks[pi]
+            succ = func.blocks[si]
+            if len(pred.succs) == 1:
+                end_copies.setdefault(pi, []).extend(copies)
+                continue
+            self.split_count += 1
+            if pred.fallthrough is succ:
+                nb = Block(-1, [])
+                after.setdefault(pi, []).append(nb)
+                end_copies[id(nb)] = copies
+            else:
+                label = f"$L__ptxopt_edge{self.split_count}"
+                target = succ.labels[0]
+                tail.append((label, copies, target))
+                retarget[(pi, target)] = label
+        head_lines = format_body(list(func.head), 1)
+        for b in blocks:
+            self.emit_block(b, end_copies.get(b.index, []), retarget)
+            for nb in after.get(b.index, []):
+                self.emit_copies(end_copies[id(nb)], None)
+        for label, copies, target in tail:
+            self.lines.append(f"{label}:")
+            self.emit_copies(copies, None)
+            self.lines.append(f"\tbra.uni \t{target};")
+        return head_lines + self.decl_lines() + self.lines
+
+    def emit_block(self, b: Block, copies: list[Copy], retarget: dict[tuple[int, str], str]) -> None:
+        for lab in b.labels:
+            self.lines.append(f"{lab}:")
+        insts = b.insts
+        term = b.terminator
+        body = insts[:-1] if term is not None else insts
+        for inst in body:
+            self.emit_inst(inst)
+        if term is None:
+            if copies:
+                self.emit_copies(copies, insts[-1].loc if insts else None)
+            return
+        ast = self.lower_inst(term)
+        if copies:
+            dests = {d for d, _s, _t in copies}
+            ops = list(ast.operands)
+            pred = ast.pred
+            if pred is not None and pred.name in dests:
+                t = self.temp(".pred")
+                self.emit_instr(_mov(t, pred.name, ".pred"), term.loc)
+                pred = Reg(t)
+            for k, op in enumerate(ops):
+                if isinstance(op, Reg) and op.name in dests:
+                    vt = self.func.reg_types.get(op.name) or self.asg.new_regs.get(op.name, ".b32")
+                    t = self.temp(vt)
+                    self.emit_instr(_mov(t, op.name, vt), term.loc)
+                    ops[k] = Reg(t)
+            ast = Instr(ast.opcode, ast.mods, ops, pred, ast.pred_neg, ast.span)
+            self.emit_copies(copies, term.loc)
+        if retarget and ast.opcode == "bra":
+            tgt = ast.operands[-1]
+            if isinstance(tgt, Sym) and (b.index, tgt.name) in retarget:
+                ops = list(ast.operands)
+                ops[-1] = Sym(retarget[(b.index, tgt.name)])
+                ast = Instr(ast.opcode, ast.mods, ops, ast.pred, ast.pred_neg, ast.span)
+        if retarget and ast.opcode == "brx":
+            tbl = ast.operands[-1]
+            if isinstance(tbl, Sym) and tbl.name in self.tables:
+                labels = self.tables[tbl.name].labels
+                if any((b.index, lab) in retarget for lab in labels):
+                    raise NotImplementedError("splitting a brx.idx edge")
+        self.emit_instr(ast, term.loc)
+
+    def emit_inst(self, inst: Inst) -> None:
+        if inst.raw is not None:
+            self.lines.append("\t" + inst.raw)
+            return
+        tie = self.asg.tie_copies.get(id(inst))
+        if tie:
+            self.emit_copies(tie, inst.loc)
+        self.emit_instr(self.lower_inst(inst), inst.loc)
+
+    def decl_lines(self) -> list[str]:
+        func = self.func
+        asg = self.asg
+        used: dict[str, str] = {}
+        types = func.reg_types
+        for v in func.values():
+            if v.var == CARRY:
+                continue
+            name = asg.reg.get(v.id, v.var)
+            used.setdefault(name, types.get(name) or asg.new_regs.get(name) or v.type)
+        for b in func.blocks:
+            for inst in b.insts:
+                for u in inst.operand_values():
+                    if u.kind == "undef" and u.var != CARRY:
+                        used.setdefault(u.var, types.get(u.var, u.type))
+        for name, t in asg.new_regs.items():
+            used.setdefault(name, t)
+        params = {p.name for p in func.ast.params + func.ast.rets if p.space == ".reg"}
+        by_type: dict[str, dict[str, list[int]]] = {}
+        singles: dict[str, list[str]] = {}
+        for name in sorted(used):
+            if name in params:
+                continue
+            t = used[name]
+            m = _NUM_SUFFIX.match(name)
+            if m is not None and (m.group(2) == "0" or m.group(2)[0] != "0"):
+                by_type.setdefault(t, {}).setdefault(m.group(1), []).append(int(m.group(2)))
+            else:
+                singles.setdefault(t, []).append(name)
+        stem_types: dict[str, int] = {}
+        for stems in by_type.values():
+            for stem in stems:
+                stem_types[stem] = stem_types.get(stem, 0) + 1
+        out: list[str] = []
+        order = sorted(set(by_type) | set(singles), key=_type_rank)
+        for t in order:
+            parts: list[str] = []
+            for stem, nums in sorted(by_type.get(t, {}).items()):
+                hi = max(nums)
+                if len(nums) * 2 >= hi + 1 and stem_types[stem] == 1:
+                    parts.append(f"{stem}<{hi + 1}>")
+                else:
+                    parts.extend(f"{stem}{k}" for k in sorted(nums))
+            parts.extend(singles.get(t, []))
+            if parts:
+                out.append(f"\t.reg {t} {', '.join(parts)};")
+        return out
+
+
+_RANK = {".pred": 0, ".b16": 1, ".b32": 2, ".f32": 3, ".b64": 4, ".f64": 5}
+
+
+def _type_rank(t: str) -> tuple[int, str]:
+    return (_RANK.get(t, 10), t)
+
+
+def lower_function(func: Func, destructor: Destructor = destruct) -> list[str]:
+    """Body lines (between the braces) of ``func``."""
+    asg = destructor(func)
+    return _Lowerer(func, asg).run()
+
+
+def print_ir_module(mod: IRModule, destructor: Destructor = destruct) -> str:
+    bodies = {id(f.ast): lower_function(f, destructor) for f in mod.funcs}
+    return print_module(mod.ast, bodies)

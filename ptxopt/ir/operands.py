@@ -1,0 +1,66 @@
+"""Register slots of AST operands: enumerate them in a fixed order and rebuild an
+operand with new register names (or immediates) in the same order.
+
+The order is depth-first, left to right: ``{%a, _, %b}`` has slots ``%a, %b``;
+``[%rd1+8]`` has ``%rd1``; ``%p|%q`` has ``%p, %q``; ``!%p`` has ``%p``.  The
+lifter and the lowering both walk operands with these two functions, so slot
+``k`` always means the same register occurrence.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+from ptxopt.ptx.ast import Addr, Imm, Not, Operand, Pair, ParenList, Reg, Vec
+
+
+def regs_of(op: Operand) -> Iterator[Reg]:
+    t = type(op)
+    if t is Reg:
+        yield op  # type: ignore[misc]
+    elif t is Addr:
+        if op.base is not None:  # type: ignore[union-attr]
+            yield from regs_of(op.base)  # type: ignore[union-attr]
+        for e in op.extra:  # type: ignore[union-attr]
+            yield from regs_of(e)
+    elif t is Vec:
+        for e in op.elems:  # type: ignore[union-attr]
+            yield from regs_of(e)
+    elif t is Pair:
+        yield from regs_of(op.first)  # type: ignore[union-attr]
+        yield from regs_of(op.second)  # type: ignore[union-attr]
+    elif t is Not:
+        yield op.operand  # type: ignore[union-attr]
+    elif t is ParenList:
+        for e in op.items:  # type: ignore[union-attr]
+            yield from regs_of(e)
+
+
+def rebuild(op: Operand, names: Iterator[str | Imm]) -> Operand:
+    """Return ``op`` with each register slot replaced by the next item of ``names``
+    (a register name, or an immediate where a constant was folded in)."""
+    t = type(op)
+    if t is Reg:
+        new = next(names)
+        if isinstance(new, Imm):
+            return new
+        return op if new == op.name else Reg(new)  # type: ignore[union-attr]
+    if t is Addr:
+        base = op.base  # type: ignore[union-attr]
+        nb = rebuild(base, names) if base is not None else None
+        extra = tuple(rebuild(e, names) for e in op.extra)  # type: ignore[union-attr]
+        if isinstance(nb, Imm):
+            return Addr(None, int(nb.value) + op.offset, extra)  # type: ignore[union-attr]
+        return Addr(nb, op.offset, extra)  # type: ignore[union-attr]
+    if t is Vec:
+        return Vec(tuple(rebuild(e, names) for e in op.elems))  # type: ignore[union-attr]
+    if t is Pair:
+        return Pair(rebuild(op.first, names), rebuild(op.second, names))  # type: ignore[union-attr]
+    if t is Not:
+        new = next(names)
+        if isinstance(new, Imm):
+            raise ValueError("cannot fold an immediate into a negated predicate")
+        return Not(Reg(new))
+    if t is ParenList:
+        return ParenList(tuple(rebuild(e, names) for e in op.items))  # type: ignore[union-attr]
+    return op
