@@ -259,6 +259,7 @@ class IRModule:
     def __init__(self, ast: Module, funcs: Sequence[Func]) -> None:
         self.ast = ast
         self.funcs = list(funcs)
+        self.arch: str | None = ast.arch
 
     def func(self, name: str) -> Func:
         for f in self.funcs:

@@ -21,7 +21,7 @@ from ptxopt.ir.out_of_ssa import Assignment, Copy, destruct
 from ptxopt.ir.parallel_copy import sequentialize
 from ptxopt.ptx.ast import BranchTargets, DebugLoc, Imm, Instr, Reg, Sym
 from ptxopt.ptx.printer import format_body, format_instr, format_loc, print_module
-from ptxopt.ptx.types import bit_width
+from ptxopt.ptx.types import reg_class
 
 Destructor = Callable[[Func], Assignment]
 
@@ -29,10 +29,8 @@ _NUM_SUFFIX = re.compile(r"^(.*?)(\d+)$")
 
 
 def _mov(dst: str, src: str | Imm, vtype: str) -> Instr:
-    if vtype == ".pred":
-        return Instr("mov", (".pred",), [Reg(dst), src if isinstance(src, Imm) else Reg(src)])
-    width = bit_width(vtype)
-    return Instr("mov", (f".b{width}",), [Reg(dst), src if isinstance(src, Imm) else Reg(src)])
+    cls = reg_class(vtype)
+    return Instr("mov", (f".{cls}",), [Reg(dst), src if isinstance(src, Imm) else Reg(src)])
 
 
 class _Lowerer:

@@ -65,7 +65,6 @@ _FUNC_DIRECTIVES = frozenset(
         ".abi_preserve_control",
     }
 )
-_DIGITS_RE = re.compile(r"^(.*?)(\d+)$")
 
 
 def parse_int(text: str) -> int:
@@ -98,30 +97,19 @@ def parse_number(text: str, negative: bool = False) -> Imm:
 
 
 class _RegScope:
-    """Registers declared in one ``{ }`` scope: single names and ``%r<N>`` ranges."""
+    """Registers declared in one ``{ }`` scope (ranges ``%r<N>`` expanded)."""
 
-    __slots__ = ("singles", "ranges", "parent")
+    __slots__ = ("names", "parent")
 
     def __init__(self, parent: _RegScope | None) -> None:
-        self.singles: set[str] = set()
-        self.ranges: dict[str, int] = {}
+        self.names: set[str] = set()
         self.parent = parent
 
     def declared(self, name: str) -> bool:
         scope: _RegScope | None = self
-        m = None
         while scope is not None:
-            if name in scope.singles:
+            if name in scope.names:
                 return True
-            if scope.ranges:
-                if m is None:
-                    m = _DIGITS_RE.match(name)
-                    if m is None:
-                        m = False  # type: ignore[assignment]
-                if m:
-                    count = scope.ranges.get(m.group(1))
-                    if count is not None and int(m.group(2)) < count:
-                        return True
             scope = scope.parent
         return False
 
@@ -437,7 +425,7 @@ class Parser:
         self.regs = _RegScope(None)
         for p in params + rets:
             if p.space == ".reg":
-                self.regs.singles.add(p.name)
+                self.regs.names.add(p.name)
         open_tok = self.expect("{")
         fn.body = self.parse_body(open_tok[2])
         return fn
@@ -552,11 +540,10 @@ class Parser:
                 count = self.expect_int()
                 self.expect(">")
                 names.append((name, count))
-                prev = scope.ranges.get(name, 0)
-                scope.ranges[name] = max(prev, count)
+                scope.names.update([f"{name}{k}" for k in range(count)])
             else:
                 names.append((name, None))
-                scope.singles.add(name)
+                scope.names.add(name)
             if self.accept(";"):
                 break
             self.expect(",")

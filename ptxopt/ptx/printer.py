@@ -163,6 +163,8 @@ def print_module(mod: Module, bodies: dict[int, list[str]] | None = None) -> str
         elif isinstance(item, VarDecl):
             out.append(format_var(item))
         elif isinstance(item, Function):
+            if out and out[-1] != "":
+                out.append("")
             body = bodies.get(id(item)) if bodies else None
             out.append(format_function(item, body))
             out.append("")

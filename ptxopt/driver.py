@@ -1,0 +1,51 @@
+"""Library entry points behind the CLI: parse, lift, run passes, lower, print."""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass
+
+from ptxopt.ir.core import IRModule
+from ptxopt.ir.lift import lift_module
+from ptxopt.ir.lower import print_ir_module
+from ptxopt.ir.verify import verify_function
+from ptxopt.pipeline import PipelineReport, run_pipeline
+from ptxopt.ptx.parser import parse
+
+
+@dataclass
+class OptResult:
+    text: str
+    module: IRModule
+    report: PipelineReport
+
+
+def optimize(
+    text: str,
+    filename: str = "<input>",
+    passes: list[str] | None = None,
+    *,
+    verify_each: bool = False,
+    arch: str | None = None,
+) -> OptResult:
+    """Parse ``text``, lift every function to SSA (verified), run ``passes``, lower
+    and print.  ``arch`` overrides the module's ``.target`` for decisions that
+    depend on the architecture; the printed ``.target`` is unchanged."""
+    report = PipelineReport()
+    t0 = time.perf_counter()
+    ast = parse(text, filename)
+    t1 = time.perf_counter()
+    report.add_time("parse", t1 - t0)
+    mod = lift_module(ast)
+    mod.arch = arch or ast.arch
+    t2 = time.perf_counter()
+    report.add_time("lift (CFG + SSA)", t2 - t1)
+    for func in mod.funcs:
+        verify_function(func)
+    t3 = time.perf_counter()
+    report.add_time("verify", t3 - t2)
+    run_pipeline(mod, passes or [], verify_each=verify_each, report=report)
+    t4 = time.perf_counter()
+    out = print_ir_module(mod)
+    report.add_time("lower (out of SSA + print)", time.perf_counter() - t4)
+    return OptResult(out, mod, report)

@@ -1,0 +1,97 @@
+"""The pass pipeline: which passes run, in what order, with verification and timing.
+
+Passes are named as in ``-p`` (``-p none`` lifts and lowers only).  Each pass runs
+on every function of the module; after a pass reports a change, the analyses it
+does not preserve are invalidated.  ``verify_each`` runs the IR verifier after
+every pass; ``time_passes`` records wall time per pass (lifting and lowering
+included) in the returned :class:`PipelineReport`.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field
+
+from ptxopt.analysis.manager import AnalysisManager
+from ptxopt.ir.core import IRModule
+from ptxopt.ir.verify import verify_function
+from ptxopt.transforms.base import REGISTRY, FunctionPass
+
+# Passes run when no -p is given.  Transformations join it as they are verified
+# by execution; analyses run on demand.
+DEFAULT_PIPELINE: list[str] = []
+
+
+def _load_passes() -> None:
+    """Import the modules that register passes."""
+    import importlib
+    import pkgutil
+
+    import ptxopt.transforms as pkg
+
+    for info in pkgutil.iter_modules(pkg.__path__):
+        if info.name != "base":
+            importlib.import_module(f"ptxopt.transforms.{info.name}")
+
+
+def available_passes() -> dict[str, type[FunctionPass]]:
+    _load_passes()
+    return dict(sorted(REGISTRY.items()))
+
+
+def parse_pipeline(spec: str | None) -> list[str]:
+    """``None`` → the default pipeline; ``"none"`` → no passes; else a comma list."""
+    if spec is None:
+        return list(DEFAULT_PIPELINE)
+    if spec.strip() in ("none", ""):
+        return []
+    names = [s.strip() for s in spec.split(",") if s.strip()]
+    known = available_passes()
+    for n in names:
+        if n not in known:
+            raise ValueError(f"unknown pass '{n}' (known: {', '.join(known) or 'none'})")
+    return names
+
+
+@dataclass
+class PipelineReport:
+    times: list[tuple[str, float]] = field(default_factory=list)
+    changed: dict[str, int] = field(default_factory=dict)
+
+    def add_time(self, name: str, seconds: float) -> None:
+        self.times.append((name, seconds))
+
+    def format_times(self) -> str:
+        total = sum(t for _, t in self.times) or 1e-12
+        lines = ["===  ptxopt pass timing  ===", f"{'seconds':>10} {'%':>6}  name"]
+        for name, t in self.times:
+            lines.append(f"{t:10.4f} {100 * t / total:6.1f}  {name}")
+        lines.append(f"{sum(t for _, t in self.times):10.4f} {100.0:6.1f}  total")
+        return "\n".join(lines)
+
+
+def run_pipeline(
+    mod: IRModule,
+    names: list[str],
+    *,
+    verify_each: bool = False,
+    report: PipelineReport | None = None,
+    am: AnalysisManager | None = None,
+    options: dict[str, dict[str, object]] | None = None,
+) -> PipelineReport:
+    report = report or PipelineReport()
+    am = am or AnalysisManager()
+    classes = available_passes()
+    for name in names:
+        p = classes[name](**(options or {}).get(name, {}))
+        t0 = time.perf_counter()
+        changed = 0
+        for func in mod.funcs:
+            if p.run(func, am):
+                changed += 1
+                am.invalidate(func, p.preserves)
+            if verify_each:
+                verify_function(func)
+        report.add_time(name, time.perf_counter() - t0)
+        report.changed[name] = changed
+    return report

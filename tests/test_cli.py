@@ -1,0 +1,120 @@
+"""The command line: errors as file:line:col, exit codes, atomic output."""
+
+from __future__ import annotations
+
+import io
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from ptxopt.cli import main
+
+GOOD = """.version 8.0
+.target sm_80
+.address_size 64
+
+.visible .entry k(.param .u64 k_param_0)
+{
+	.reg .b32 %r<3>;
+	.reg .b64 %rd<3>;
+	ld.param.u64 	%rd1, [k_param_0];
+	cvta.to.global.u64 	%rd2, %rd1;
+	mov.u32 	%r1, %tid.x;
+	add.s32 	%r2, %r1, 1;
+	st.global.u32 	[%rd2], %r2;
+	ret;
+}
+"""
+
+MALFORMED = {
+    "truncated": (GOOD[: GOOD.index("ret;")], "14:2: error: expected '}', found end of file (unterminated body)"),
+    "unknown_opcode": (
+        GOOD.replace("add.s32", "frobnicate.s32"),
+        "12:2: error: unsupported instruction 'frobnicate.s32'",
+    ),
+    "bad_operand": (
+        GOOD.replace("%r2, %r1, 1;", "%r2, %r1, );"),
+        "12:21: error: expected an operand, found ')'",
+    ),
+    "undeclared_register": (
+        GOOD.replace("add.s32 \t%r2, %r1", "add.s32 \t%r2, %r9"),
+        "12:16: error: undeclared register '%r9'",
+    ),
+    "wrong_arity": (
+        GOOD.replace("%r2, %r1, 1;", "%r2, %r1;"),
+        "12:2: error: 'add.s32' expects 3 operands, got 2",
+    ),
+}
+
+
+@pytest.mark.parametrize("case", sorted(MALFORMED))
+def test_malformed_input(case: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    text, expected = MALFORMED[case]
+    src = tmp_path / f"{case}.ptx"
+    src.write_text(text)
+    out = tmp_path / "out.ptx"
+    assert main(["opt", str(src), "-o", str(out)]) == 1
+    err = capsys.readouterr().err
+    assert err.strip() == f"{src}:{expected}"
+    assert "Traceback" not in err
+    assert not out.exists()
+    assert not list(tmp_path.glob(".ptxopt-*"))
+
+
+def test_existing_output_is_not_overwritten_on_error(tmp_path: Path) -> None:
+    src = tmp_path / "bad.ptx"
+    src.write_text(MALFORMED["unknown_opcode"][0])
+    out = tmp_path / "out.ptx"
+    out.write_text("previous contents\n")
+    assert main(["opt", str(src), "-o", str(out)]) == 1
+    assert out.read_text() == "previous contents\n"
+
+
+def test_missing_input_file(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["opt", str(tmp_path / "nope.ptx")]) == 1
+    assert "error: cannot read" in capsys.readouterr().err
+
+
+def test_usage_error_exits_2(capsys: pytest.CaptureFixture[str]) -> None:
+    with pytest.raises(SystemExit) as exc:
+        main(["opt"])
+    assert exc.value.code == 2
+
+
+def test_unknown_pass_is_a_usage_error(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    src = tmp_path / "k.ptx"
+    src.write_text(GOOD)
+    assert main(["opt", str(src), "-p", "no-such-pass"]) == 2
+    assert "unknown pass 'no-such-pass'" in capsys.readouterr().err
+
+
+def test_writes_output_file(tmp_path: Path) -> None:
+    src = tmp_path / "k.ptx"
+    src.write_text(GOOD)
+    out = tmp_path / "o.ptx"
+    assert main(["opt", str(src), "-o", str(out), "-p", "none", "--verify-each"]) == 0
+    text = out.read_text()
+    assert "add.s32 \t%r2, %r1, 1;" in text and text.startswith(".version 8.0")
+
+
+def test_stdin_to_stdout(monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
+    monkeypatch.setattr(sys, "stdin", io.StringIO(GOOD))
+    assert main(["opt", "-", "-o", "-", "--time-passes"]) == 0
+    cap = capsys.readouterr()
+    assert "st.global.u32 \t[%rd2], %r2;" in cap.out
+    assert "pass timing" in cap.err and "parse" in cap.err
+
+
+def test_stdin_error_names_stdin(monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
+    monkeypatch.setattr(sys, "stdin", io.StringIO(MALFORMED["wrong_arity"][0]))
+    assert main(["opt", "-"]) == 1
+    assert capsys.readouterr().err.startswith("<stdin>:12:2: error:")
+
+
+def test_console_script_runs() -> None:
+    r = subprocess.run(
+        [sys.executable, "-m", "ptxopt.cli", "--version"], capture_output=True, text=True
+    )
+    assert r.returncode == 0 and r.stdout.startswith("ptxopt ")

@@ -1,0 +1,211 @@
+"""Parser units: every syntactic form the IR depends on, and source spans."""
+
+from __future__ import annotations
+
+import pytest
+
+from ptxopt.ptx.ast import (
+    Addr,
+    BranchTargets,
+    DebugLoc,
+    Directive,
+    Expr,
+    Imm,
+    Instr,
+    Label,
+    Not,
+    Pair,
+    ParenList,
+    PtxError,
+    RawStmt,
+    Reg,
+    RegDecl,
+    Scope,
+    Sink,
+    Sym,
+    VarDecl,
+    Vec,
+)
+from ptxopt.ptx.parser import parse, parse_number
+
+HEAD = ".version 8.0\n.target sm_80\n.address_size 64\n"
+
+
+def body_of(src: str) -> list:
+    mod = parse(HEAD + ".visible .entry k()\n{\n" + src + "\n}\n", "t.ptx")
+    body = mod.functions[0].body
+    assert body is not None
+    return body
+
+
+def instrs(src: str) -> list[Instr]:
+    return [s for s in body_of(src) if isinstance(s, Instr)]
+
+
+def test_module_directives() -> None:
+    mod = parse(".version 9.0\n.target sm_90a, debug\n.address_size 64\n", "m.ptx")
+    assert mod.version == "9.0"
+    assert mod.target == ["sm_90a", "debug"]
+    assert mod.arch == "sm_90a"
+    assert mod.address_size == 64
+
+
+@pytest.mark.parametrize(
+    "text, value, kind",
+    [
+        ("0f3F800000", 1.0, "f32"),
+        ("0d4000000000000000", 2.0, "f64"),
+        ("0x1F", 31, "int"),
+        ("017", 15, "int"),
+        ("0b101", 5, "int"),
+        ("42U", 42, "int"),
+        ("1.5", 1.5, "f64"),
+    ],
+)
+def test_immediates(text: str, value: float, kind: str) -> None:
+    imm = parse_number(text)
+    assert imm.value == value and imm.kind == kind and imm.text == text
+
+
+def test_negative_immediate_keeps_spelling() -> None:
+    (ins,) = instrs(".reg .b32 %r<2>;\nmov.u32 %r1, -7;")
+    assert ins.operands[1] == Imm(-7, "-7", "int")
+
+
+def test_opcode_split_into_head_and_modifiers() -> None:
+    (ins,) = instrs(".reg .f32 %f<5>;\n.reg .b64 %rd<2>;\nld.global.L2::128B.v4.f32 {%f1, %f2, _, %f4}, [%rd1+16];")
+    assert ins.opcode == "ld"
+    assert ins.mods == (".global", ".L2::128B", ".v4", ".f32")
+    assert ins.operands[0] == Vec((Reg("%f1"), Reg("%f2"), Sink(), Reg("%f4")))
+    assert ins.operands[1] == Addr(Reg("%rd1"), 16)
+    assert ins.span is not None and ins.span.line == 8
+
+
+def test_predicates_pairs_and_negation() -> None:
+    a, b = instrs(
+        ".reg .pred %p<4>;\n.reg .b32 %r<3>;\n"
+        "setp.lt.and.s32 %p1|%p2, %r1, %r2, !%p3;\n@!%p1 bra $L1;\n$L1:\nret;"
+    )[:2]
+    assert a.operands[0] == Pair(Reg("%p1"), Reg("%p2"))
+    assert a.operands[3] == Not(Reg("%p3"))
+    assert b.pred == Reg("%p1") and b.pred_neg
+    assert b.operands == [Sym("$L1")]
+
+
+def test_addresses() -> None:
+    ins = instrs(
+        ".reg .b32 %r<3>;\n.reg .b64 %rd<2>;\n"
+        "ld.global.u32 %r1, [tbl+4];\nld.global.u32 %r2, [%rd1+-8];\nld.global.u32 %r2, [256];"
+    )
+    assert ins[0].operands[1] == Addr(Sym("tbl"), 4)
+    assert ins[1].operands[1] == Addr(Reg("%rd1"), -8)
+    assert ins[2].operands[1] == Addr(None, 256)
+
+
+def test_calls_direct_indirect_and_prototype() -> None:
+    body = body_of(
+        ".reg .b64 %rd<2>;\n"
+        "proto: .callprototype (.param .b32 _) _ (.param .b32 _);\n"
+        "{\n.param .b32 param0;\n.param .b32 retval0;\n"
+        "call.uni (retval0), f, (param0);\ncall (retval0), %rd1, (param0), proto;\n}"
+    )
+    assert isinstance(body[1], RawStmt) and ".callprototype" in body[1].text
+    scope = body[2]
+    assert isinstance(scope, Scope)
+    direct, indirect = [s for s in scope.body if isinstance(s, Instr)]
+    assert direct.operands == [ParenList((Sym("retval0"),)), Sym("f"), ParenList((Sym("param0"),))]
+    assert indirect.operands[1] == Reg("%rd1") and indirect.operands[3] == Sym("proto")
+
+
+def test_branch_targets_and_labels() -> None:
+    body = body_of(".reg .b32 %r<2>;\nts: .branchtargets L0, L1;\nbrx.idx %r1, ts;\nL0:\nret;\nL1:\nret;")
+    assert body[1] == body[1] and isinstance(body[1], BranchTargets)
+    assert body[1].labels == ["L0", "L1"]
+    assert isinstance(body[3], Label) and body[3].name == "L0"
+
+
+def test_register_declarations_and_scoped_shadowing() -> None:
+    body = body_of(".reg .b32 %r<10>, %x;\n.reg .v2 .f32 %v;\n{\n.reg .b32 %r<2>;\nmov.u32 %r1, 3;\n}")
+    d0, d1, scope = body
+    assert isinstance(d0, RegDecl) and d0.names == [("%r", 10), ("%x", None)]
+    assert isinstance(d1, RegDecl) and d1.vector == ".v2"
+    assert isinstance(scope, Scope) and isinstance(scope.body[0], RegDecl)
+
+
+def test_variables_with_initializers() -> None:
+    mod = parse(
+        HEAD
+        + ".global .align 4 .u32 t[2] = {1, 2};\n"
+        + ".global .align 8 .u64 p = generic(t);\n"
+        + ".extern .shared .align 16 .b8 dyn[];\n",
+        "v.ptx",
+    )
+    t, p, dyn = mod.globals
+    assert t.dims == [2] and t.init == "{1, 2}" and t.align == 4
+    assert p.init == "generic(t)"
+    assert dyn.linkage == (".extern",) and dyn.dims == [None]
+
+
+def test_debug_directives() -> None:
+    mod = parse(
+        HEAD + '.file 1 "k.cu"\n.visible .entry k()\n{\n.loc 1 5 3\nret;\n}\n'
+        ".section .debug_info\n{\n.b32 5\n.b8 1, 2\n}\n",
+        "d.ptx",
+    )
+    assert any(isinstance(i, Directive) and i.name == ".file" for i in mod.items)
+    sec = [i for i in mod.items if isinstance(i, Directive) and i.name == ".section"]
+    assert sec and sec[0].text.startswith(".section .debug_info")
+    body = mod.functions[0].body
+    assert body is not None and isinstance(body[0], DebugLoc)
+    assert (body[0].file, body[0].line, body[0].col) == (1, 5, 3)
+
+
+def test_expression_operand() -> None:
+    (ins,) = instrs(".reg .b64 %rd<2>;\nmov.u64 %rd1, tbl+8;")
+    assert ins.operands[1] == Expr("tbl+8")
+
+
+def test_module_level_variable_is_not_a_register() -> None:
+    (ins,) = instrs(".reg .b64 %rd<2>;\nmov.u64 %rd1, buf;")
+    assert ins.operands[1] == Sym("buf")
+
+
+def test_function_signature_forms() -> None:
+    mod = parse(
+        HEAD
+        + ".func (.param .b32 r) f(.param .align 8 .b8 s[16], .reg .b32 x) .noreturn;\n"
+        + ".visible .entry k(.param .u64 .ptr .global .align 4 a)\n.maxntid 64, 1, 1\n{\nret;\n}\n",
+        "s.ptx",
+    )
+    f, k = mod.functions
+    assert f.body is None and f.rets[0].name == "r" and f.attrs == (".noreturn",)
+    assert f.params[0].align == 8 and f.params[0].dims == [16]
+    assert k.params[0].attrs == (".ptr", ".global", ".align 4")
+    assert k.directives == [".maxntid 64, 1, 1"]
+
+
+def test_vardecl_inside_body() -> None:
+    body = body_of(".local .align 8 .b8 depot[32];\n.shared .align 4 .b8 s[64];")
+    assert all(isinstance(b, VarDecl) for b in body)
+
+
+@pytest.mark.parametrize(
+    "src, message, line, col",
+    [
+        (".reg .b32 %r<2>;\nmov.u32 %r1, %r7;", "undeclared register '%r7'", 7, 14),
+        (".reg .b32 %r<2>;\nadd.s32 %r1, %r1, ;", "expected an operand", 7, 19),
+        (".reg .b32 %r<2>;\nmov.u32 %r1 %r1;", "expected ',' or ';'", 7, 13),
+    ],
+)
+def test_errors_have_spans(src: str, message: str, line: int, col: int) -> None:
+    with pytest.raises(PtxError) as exc:
+        body_of(src)
+    assert message in str(exc.value)
+    assert exc.value.span is not None
+    assert (exc.value.span.line, exc.value.span.col) == (line, col)
+    assert str(exc.value).startswith(f"t.ptx:{line}:{col}: error: ")
+
+
+def test_truncated_body_is_an_error() -> None:
+    with pytest.raises(PtxError, match="end of file"):
+        parse(HEAD + ".visible .entry k()\n{\nret;\n", "trunc.ptx")
