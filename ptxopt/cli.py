@@ -17,10 +17,29 @@ from ptxopt import __version__
 from ptxopt.ptx.ast import PtxError
 
 
+EXAMPLE_PREFIX = "example:"
+
+
+def example_path(name: str) -> str:
+    """Path of a PTX example shipped with the package (``example:reduce.ptx``)."""
+    from importlib import resources
+
+    base = resources.files("ptxopt") / "examples"
+    stem = name if name.endswith(".ptx") else name + ".ptx"
+    path = base / stem
+    if not path.is_file():
+        known = sorted(p.name for p in base.iterdir() if p.name.endswith(".ptx"))
+        raise PtxError(None, f"no example '{name}' (shipped: {', '.join(known)})")
+    return str(path)
+
+
 def read_input(path: str) -> tuple[str, str]:
-    """Read PTX from ``path`` (``-``: standard input); return (text, display name)."""
+    """Read PTX from ``path`` (``-``: standard input; ``example:NAME``: a PTX file
+    shipped with the package); return (text, display name)."""
     if path == "-":
         return sys.stdin.read(), "<stdin>"
+    if path.startswith(EXAMPLE_PREFIX):
+        path = example_path(path[len(EXAMPLE_PREFIX) :])
     try:
         with open(path, encoding="utf-8") as f:
             return f.read(), path
@@ -86,7 +105,10 @@ def build_parser() -> argparse.ArgumentParser:
     sub.required = True
 
     p = sub.add_parser("opt", help="optimize PTX and print PTX that ptxas accepts")
-    p.add_argument("input", metavar="IN", help="PTX file ('-' for standard input)")
+    p.add_argument(
+        "input", metavar="IN",
+        help="PTX file ('-': standard input; 'example:reduce': an example shipped with ptxopt)",
+    )
     p.add_argument("-o", "--output", metavar="OUT", help="output file ('-' or omitted: stdout)")
     p.add_argument(
         "-p", "--passes", metavar="PASSES",

@@ -38,7 +38,7 @@ class PtxError(Exception):
         self.message = message
 
     def __str__(self) -> str:
-        where = f"{self.span}: " if self.span is not None else ""
+        where = f"{self.span}: " if self.span is not None else "ptxopt: "
         return f"{where}error: {self.message}"
 
 

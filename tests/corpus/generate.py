@@ -1,0 +1,765 @@
+#!/usr/bin/env python3
+"""Regenerate the ptxopt PTX corpus from its sources.
+
+Producers (each skipped with a message when its tool is missing):
+  nvcc    cuda/src/*.cu  -> cuda/<src>.<cfg>.ptx for cfg in O3.sm90, O0.sm90, G.sm90, O3.sm75
+  triton  triton/kernels.py (triton 3.5.1) -> triton/<name>.ptx
+  numba   numba/kernels.py (numba-cuda 0.30.4, libNVVM 13.0.88 wheels) -> numba/<name>.ptx
+  llvm    llvm/*.ll (llc from LLVM 14) -> llvm/<name>.sm75.ptx
+
+Every produced file is checked with `ptxas -arch=<.target of the file>`; a summary table
+is printed and manifest.json is rewritten (entries, parameters, launch descriptions).
+
+Usage: python3 tests/corpus/generate.py [--only nvcc,triton,numba,llvm] [--no-manifest]
+"""
+
+import argparse
+import atexit
+import importlib.util
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+import tempfile
+
+
+sys.dont_write_bytecode = True
+HERE = os.path.dirname(os.path.abspath(__file__))
+NVCC = os.environ.get("NVCC", shutil.which("nvcc") or "/usr/local/bin/nvcc")
+PTXAS = os.environ.get("PTXAS", shutil.which("ptxas") or "/usr/local/bin/ptxas")
+LLC = os.environ.get("LLC", shutil.which("llc") or "/usr/bin/llc")
+
+NVCC_CONFIGS = [
+    ("O3.sm90", ["-O3", "-arch=sm_90"]),
+    ("O0.sm90", ["-Xcicc", "-O0", "-arch=sm_90"]),
+    ("G.sm90", ["-G", "-arch=sm_90"]),
+    ("O3.sm75", ["-O3", "-arch=sm_75"]),
+]
+
+# Sources are compiled from a fixed staging folder so the file names that nvcc -G (DWARF
+# .file/.debug_info) and Triton (line info) embed do not depend on where the repo lives.
+STAGE = "/tmp/ptxopt-corpus-src"
+
+TENSOR_CORE_RE = re.compile(r"\b(mma\.sync|wgmma|ldmatrix|cp\.async|mbarrier)\b")
+
+
+def load_module(name, path):
+    spec = importlib.util.spec_from_file_location(name, path)
+    mod = importlib.util.module_from_spec(spec)
+    sys.modules[name] = mod
+    spec.loader.exec_module(mod)
+    return mod
+
+
+def stage(rel_src):
+    """Copy a source file into STAGE (same relative path) and return the staged path."""
+    dst = os.path.join(STAGE, rel_src)
+    os.makedirs(os.path.dirname(dst), exist_ok=True)
+    shutil.copyfile(os.path.join(HERE, rel_src), dst)
+    return dst
+
+
+def write(path, text):
+    with open(path, "w") as f:
+        f.write(text)
+
+
+# ----------------------------------------------------------------------------- producers
+
+
+def gen_nvcc():
+    out = []
+    if not os.path.exists(NVCC):
+        print("skip nvcc: not found")
+        return out
+    src_dir = os.path.join(HERE, "cuda", "src")
+    for src in sorted(os.listdir(src_dir)):
+        if not src.endswith(".cu"):
+            continue
+        base = src[:-3]
+        for cfg, flags in NVCC_CONFIGS:
+            rel = f"cuda/{base}.{cfg}.ptx"
+            staged = stage(f"cuda/src/{src}")
+            subprocess.run(
+                [NVCC, "-ptx", *flags, os.path.basename(staged), "-o", os.path.join(HERE, rel)],
+                check=True,
+                cwd=os.path.dirname(staged),
+            )
+            out.append((rel, "nvcc", f"nvcc {' '.join(flags)}"))
+    return out
+
+
+def gen_triton():
+    out = []
+    # a fresh cache so every file comes from a real compile of the staged source
+    cache = tempfile.mkdtemp(prefix="ptxopt-triton-cache-")
+    atexit.register(shutil.rmtree, cache, True)
+    os.environ["TRITON_CACHE_DIR"] = cache
+    try:
+        import triton
+        from triton.backends.compiler import GPUTarget
+    except ImportError:
+        print("skip triton: `import triton` failed (pip install triton==3.5.1)")
+        return out
+    if triton.__version__ != "3.5.1":
+        print(f"note: corpus was made with triton 3.5.1, found {triton.__version__}")
+    # assemble with the reference ptxas so the emitted .version is one it accepts
+    os.environ.setdefault("TRITON_PTXAS_PATH", PTXAS)
+    kmod = load_module("corpus_triton_kernels", stage("triton/kernels.py"))
+    for name, spec in kmod.SPECS.items():
+        fn, sig, constexprs, arch, opts = spec[:5]
+        attrs = spec[5] if len(spec) > 5 else None
+        signature = dict(sig)
+        signature.update({k: "constexpr" for k in constexprs})
+        src = triton.compiler.ASTSource(
+            fn=fn, signature=signature, constexprs=constexprs, attrs=attrs
+        )
+        kernel = triton.compile(
+            src, target=GPUTarget("cuda", arch, 32), options=dict(opts, ptx_version=90)
+        )
+        rel = f"triton/{name}.ptx"
+        write(os.path.join(HERE, rel), kernel.asm["ptx"])
+        cfg = f"triton {triton.__version__} cc{arch} " + " ".join(
+            f"{k}={v}" for k, v in opts.items()
+        )
+        cfg += " " + " ".join(f"{k}={v}" for k, v in constexprs.items())
+        out.append((rel, "triton", cfg))
+    return out
+
+
+def gen_numba():
+    out = []
+    try:
+        from numba import cuda
+        import numba_cuda  # noqa: F401
+    except ImportError:
+        print(
+            "skip numba: numba-cuda not installed (pip install numba-cuda "
+            "nvidia-nvvm==13.0.88 nvidia-cuda-nvrtc==13.0.88)"
+        )
+        return out
+    kmod = load_module("corpus_numba", os.path.join(HERE, "numba", "kernels.py"))
+    for name, (fn, sig, cc) in kmod.SPECS.items():
+        try:
+            ptx, _ = cuda.compile_ptx(fn, sig, cc=cc)
+        except Exception as e:  # missing libNVVM / NVRTC
+            print(f"skip numba: compile_ptx failed: {type(e).__name__}: {str(e).splitlines()[0]}")
+            return out
+        rel = f"numba/{name}.ptx"
+        write(os.path.join(HERE, rel), ptx)
+        out.append((rel, "numba", f"numba-cuda compile_ptx cc={cc[0]}.{cc[1]}"))
+    return out
+
+
+def gen_llvm():
+    out = []
+    if not os.path.exists(LLC):
+        print("skip llvm: llc not found")
+        return out
+    d = os.path.join(HERE, "llvm")
+    for src in sorted(os.listdir(d)):
+        if not src.endswith(".ll"):
+            continue
+        rel = f"llvm/{src[:-3]}.sm75.ptx"
+        subprocess.run(
+            [
+                LLC,
+                "-march=nvptx64",
+                "-mcpu=sm_75",
+                os.path.join(d, src),
+                "-o",
+                os.path.join(HERE, rel),
+            ],
+            check=True,
+        )
+        out.append((rel, "llvm", "llc -march=nvptx64 -mcpu=sm_75"))
+    return out
+
+
+# ----------------------------------------------------------------------------- PTX facts
+
+
+def ptx_target(text):
+    m = re.search(r"^\s*\.target\s+([\w]+)", text, re.M)
+    return m.group(1)
+
+
+def ptx_entries(text):
+    """[(name, [param type, ...])] for every .entry in the file."""
+    res = []
+    for m in re.finditer(r"\.entry\s+([\w$]+)\s*\((.*?)\)", text, re.S):
+        types = []
+        for p in m.group(2).split(","):
+            p = p.strip()
+            if not p:
+                continue
+            t = re.search(r"\.param\s+\.(\w+)", p).group(1)
+            if t == "align":
+                t = "b8[]"  # byval aggregate
+            types.append(t)
+        res.append((m.group(1), types))
+    return res
+
+
+def ptxas_ok(path, target):
+    r = subprocess.run(
+        [PTXAS, f"-arch={target}", path, "-o", os.devnull], capture_output=True, text=True
+    )
+    return r.returncode == 0, (r.stderr or "").strip()
+
+
+# ----------------------------------------------------------------------------- launches
+# Argument helpers; the format is documented in README.md and used by references.make_args.
+
+
+def arr(dtype, size, fill="zeros", seed=None, **kw):
+    d = {"kind": "array", "dtype": dtype, "size": size, "fill": fill}
+    if seed is not None:
+        d["seed"] = seed
+    d.update(kw)
+    return d
+
+
+def sc(dtype, value):
+    return {"kind": "scalar", "dtype": dtype, "value": value}
+
+
+NULL = sc("uint64", 0)  # unused pointer parameter (triton scratch, numba meminfo/parent)
+
+_ITEMSIZE = {"float32": 4, "int32": 4, "uint32": 4, "float16": 2, "int64": 8, "uint64": 8}
+
+
+def nb_arr(dtype, size, fill="zeros", seed=None, **kw):
+    """A 1-D numba array: (meminfo, parent, nitems, itemsize, data, shape[0], strides[0])."""
+    isz = _ITEMSIZE[dtype]
+    return [
+        NULL,
+        NULL,
+        sc("int64", size),
+        sc("int64", isz),
+        arr(dtype, size, fill, seed, **kw),
+        sc("int64", size),
+        sc("int64", isz),
+    ]
+
+
+def L(kernel, grid, block, args, reference, shared=0, **extra):
+    d = {
+        "kernel": kernel,
+        "grid": grid,
+        "block": block,
+        "shared_bytes": shared,
+        "args": args,
+        "reference": reference,
+    }
+    d.update(extra)
+    return d
+
+
+def cuda_launches():
+    """Launches per source file; the same launches apply to all four nvcc configs."""
+    el = [
+        L(
+            "saxpy_gs",
+            3,
+            100,
+            [
+                arr("float32", 1000, "random", 1),
+                arr("float32", 1000, "random", 2),
+                sc("float32", 1.5),
+                sc("uint64", 1000),
+            ],
+            "ref_saxpy",
+        ),
+        L(
+            "saxpy_gs",
+            2,
+            64,
+            [
+                arr("float32", 777, "random", 3),
+                arr("float32", 777, "random", 4),
+                sc("float32", -0.3125),
+                sc("uint64", 777),
+            ],
+            "ref_saxpy",
+        ),
+        L(
+            "vec4_scale",
+            2,
+            128,
+            [
+                arr("float32", 1000, "random", 5),
+                arr("float32", 1000),
+                sc("float32", 0.75),
+                sc("int32", 250),
+            ],
+            "ref_vec4_scale",
+        ),
+        L(
+            "int2_mix",
+            4,
+            96,
+            [
+                arr("int32", 600, "randint", 6, low=-100000, high=100000),
+                arr("int32", 600),
+                sc("int32", 300),
+            ],
+            "ref_int2_mix",
+        ),
+        L(
+            "half_bf16_ops",
+            4,
+            128,
+            [
+                arr("float16", 500, "random", 7),
+                arr("float16", 500, "random", 8),
+                arr("float16", 500),
+                arr("bfloat16", 500),
+                arr("float16", 500),
+                sc("int32", 500),
+            ],
+            "ref_half_bf16_ops",
+        ),
+        L(
+            "bf16x2_double",
+            3,
+            50,
+            [arr("bfloat16", 300, "random", 9), arr("bfloat16", 300), sc("int32", 150)],
+            "ref_bf16x2_double",
+        ),
+    ]
+    rd = [
+        L(
+            "block_reduce_sum",
+            4,
+            128,
+            [
+                arr("int32", 3000, "randint", 10, low=-1000, high=1000),
+                arr("int32", 4),
+                sc("int32", 3000),
+            ],
+            "ref_block_reduce_sum",
+        ),
+        L(
+            "warp_reduce_f32",
+            5,
+            64,
+            [
+                arr("float32", 300, "randint", 11, low=0, high=10),
+                arr("float32", 1),
+                sc("int32", 300),
+            ],
+            "ref_warp_reduce_f32",
+        ),
+        L(
+            "warp_scan_u32",
+            3,
+            80,
+            [
+                arr("uint32", 230, "randint", 12, low=0, high=1000),
+                arr("uint32", 230),
+                sc("int32", 230),
+            ],
+            "ref_warp_scan_u32",
+        ),
+        L(
+            "warp_xor_max_bcast",
+            3,
+            64,
+            [
+                arr("int32", 150, "randint", 13, low=-5000, high=5000),
+                arr("int32", 150),
+                sc("int32", 150),
+            ],
+            "ref_warp_xor_max_bcast",
+        ),
+        L(
+            "warp_votes",
+            3,
+            48,
+            [
+                arr("int32", 130, "randint", 14, low=0, high=100),
+                arr("uint32", 520),
+                sc("int32", 130),
+                sc("int32", 50),
+            ],
+            "ref_warp_votes",
+        ),
+        L(
+            "match_any_groups",
+            2,
+            70,
+            [arr("int32", 130, "randint", 15, low=0, high=4), arr("uint32", 260), sc("int32", 130)],
+            "ref_match_any_groups",
+        ),
+        L(
+            "warp_redux",
+            3,
+            64,
+            [
+                arr("uint32", 170, "randint", 16, low=0, high=100000),
+                arr("uint32", 340),
+                sc("int32", 170),
+            ],
+            "ref_warp_redux",
+        ),
+    ]
+    at = [
+        L(
+            "histogram",
+            4,
+            128,
+            [
+                arr("uint32", 2000, "randint", 17, low=0, high=1 << 20),
+                arr("uint32", 37),
+                sc("int32", 2000),
+                sc("int32", 37),
+            ],
+            "ref_histogram",
+        ),
+        L(
+            "count_matches",
+            4,
+            256,
+            [
+                arr("int32", 1000, "randint", 18, low=0, high=20),
+                arr("int32", 2, "values", values=[0, 2147483647]),
+                sc("int32", 1000),
+                sc("int32", 7),
+            ],
+            "ref_count_matches",
+        ),
+        L(
+            "sum_last_block",
+            5,
+            128,
+            [
+                arr("int32", 600, "randint", 19, low=-100, high=100),
+                arr("int32", 5),
+                arr("int32", 1),
+                arr("uint32", 1),
+                sc("int32", 600),
+            ],
+            "ref_sum_last_block",
+        ),
+        L(
+            "cas_max_f32",
+            8,
+            128,
+            [
+                arr("float32", 999, "random", 20),
+                arr("float32", 1, "values", values=[-1.0e30]),
+                sc("int32", 999),
+            ],
+            "ref_cas_max_f32",
+        ),
+        L(
+            "scatter_add_f32",
+            8,
+            128,
+            [
+                arr("int32", 1000, "randint", 21, low=0, high=50),
+                arr("float32", 1000, "randint", 22, low=0, high=8),
+                arr("float32", 50),
+                arr("int32", 50),
+                sc("int32", 1000),
+            ],
+            "ref_scatter_add_f32",
+        ),
+    ]
+    ct = [
+        L(
+            "collatz",
+            5,
+            64,
+            [
+                arr("uint32", 300, "randint", 23, low=1, high=10000),
+                arr("int32", 300),
+                arr("uint32", 300),
+                sc("int32", 300),
+            ],
+            "ref_collatz",
+        ),
+        L(
+            "recursive_calls",
+            4,
+            32,
+            [arr("int32", 100, "randint", 24, low=0, high=40), arr("int32", 200), sc("int32", 100)],
+            "ref_recursive_calls",
+        ),
+        L(
+            "local_sort8",
+            4,
+            64,
+            [
+                arr("int32", 1600, "randint", 25, low=-500, high=500),
+                arr("int32", 1600),
+                arr("int32", 200),
+                sc("int32", 200),
+            ],
+            "ref_local_sort8",
+        ),
+        L(
+            "switch_ops",
+            4,
+            128,
+            [
+                arr("int32", 500, "randint", 26, low=0, high=12),
+                arr("int32", 500, "randint", 27, low=-1000, high=1000),
+                arr("int32", 500, "randint", 28, low=-20, high=20),
+                arr("int32", 500),
+                sc("int32", 500),
+            ],
+            "ref_switch_ops",
+        ),
+        L(
+            "classify_points",
+            6,
+            128,
+            [
+                arr("float32", 700, "random", 29),
+                arr("float32", 700, "random", 30),
+                arr("int32", 700),
+                sc("int32", 700),
+            ],
+            "ref_classify_points",
+        ),
+        L(
+            "search_kernels",
+            5,
+            64,
+            [
+                arr("int32", 150, "randint", 31, low=0, high=200),
+                arr("int32", 150, "randint", 32, low=0, high=200, sort=True),
+                sc("int32", 150),
+                arr("int32", 300, "randint", 33, low=0, high=220),
+                arr("int32", 300),
+                arr("int32", 300),
+                sc("int32", 300),
+            ],
+            "ref_search_kernels",
+        ),
+        L(
+            "poly_eval",
+            4,
+            256,
+            [
+                arr("float32", 1000, "random", 34, low=-2.0, high=2.0),
+                arr("float32", 1000),
+                sc("int32", 1000),
+            ],
+            "ref_poly_eval",
+        ),
+    ]
+    return {"elementwise": el, "reduce": rd, "atomics": at, "control": ct}
+
+
+def other_launches():
+    return {
+        "triton/vector_add.sm90.ptx": [
+            L(
+                "vector_add",
+                4,
+                128,
+                [
+                    arr("float32", 1000, "random", 50),
+                    arr("float32", 1000, "random", 51),
+                    arr("float32", 1000),
+                    sc("int32", 1000),
+                    NULL,
+                    NULL,
+                ],
+                "ref_tt_vector_add",
+            )
+        ],
+        "triton/row_softmax.sm90.ptx": [
+            L(
+                "row_softmax",
+                5,
+                128,
+                [
+                    arr("float32", 500, "random", 52, low=-4.0, high=4.0),
+                    arr("float32", 500),
+                    sc("int32", 100),
+                    sc("int32", 100),
+                    NULL,
+                    NULL,
+                ],
+                "ref_tt_row_softmax",
+            )
+        ],
+        "triton/cumsum.sm80.ptx": [
+            L(
+                "masked_cumsum",
+                3,
+                128,
+                [
+                    arr("int32", 600, "randint", 53, low=-50, high=50),
+                    arr("int32", 600),
+                    sc("int32", 600),
+                    NULL,
+                    NULL,
+                ],
+                "ref_tt_cumsum",
+            )
+        ],
+        "numba/scale_shift.sm75.ptx": [
+            L(
+                None,
+                3,
+                100,
+                nb_arr("float32", 257, "random", 60) + nb_arr("float32", 257) + [sc("int32", 257)],
+                "ref_nb_scale_shift",
+            )
+        ],
+        "numba/digit_histogram.sm75.ptx": [
+            L(
+                None,
+                4,
+                64,
+                nb_arr("uint32", 200, "randint", 61, low=0, high=100000)
+                + nb_arr("uint32", 10)
+                + [sc("int32", 200)],
+                "ref_nb_digit_histogram",
+            )
+        ],
+        "numba/clamp_count.sm80.ptx": [
+            L(
+                None,
+                2,
+                100,
+                nb_arr("int32", 500, "randint", 62, low=-300, high=300)
+                + nb_arr("int32", 501)
+                + [sc("int32", -100), sc("int32", 200)],
+                "ref_nb_clamp_count",
+            )
+        ],
+        "llvm/saxpy_i64.sm75.ptx": [
+            L(
+                "saxpy_i64",
+                2,
+                96,
+                [
+                    arr("float32", 1000, "random", 70),
+                    arr("float32", 1000, "random", 71),
+                    sc("float32", 2.25),
+                    sc("uint64", 1000),
+                ],
+                "ref_saxpy",
+            )
+        ],
+        "llvm/block_bitcount.sm75.ptx": [
+            L(
+                "block_bitcount",
+                3,
+                128,
+                [
+                    arr("int32", 300, "randint", 72, low=-(2**31), high=2**31 - 1),
+                    arr("int32", 300),
+                    arr("int32", 3),
+                    sc("int32", 300),
+                ],
+                "ref_block_bitcount",
+            )
+        ],
+    }
+
+
+_SCALAR_WIDTH = {"int32": 32, "uint32": 32, "float32": 32, "int64": 64, "uint64": 64, "float64": 64}
+
+
+def check_launch(path, entries, launch):
+    names = dict(entries)
+    if launch["kernel"] is None:  # numba: the single (mangled) entry
+        assert len(entries) == 1, path
+        launch["kernel"] = entries[0][0]
+    params = names[launch["kernel"]]
+    args = launch["args"]
+    assert len(params) == len(args), (
+        f"{path}:{launch['kernel']}: {len(params)} params, {len(args)} args"
+    )
+    for t, a in zip(params, args):
+        width = int(re.sub(r"\D", "", t) or 0)
+        if a["kind"] == "array":
+            assert width == 64, f"{path}: array passed to .{t} param"
+        else:
+            assert width == _SCALAR_WIDTH[a["dtype"]], f"{path}: {a['dtype']} passed to .{t} param"
+
+
+# ----------------------------------------------------------------------------- main
+
+
+def main():
+    ap = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    ap.add_argument("--only", default="nvcc,triton,numba,llvm")
+    ap.add_argument("--no-manifest", action="store_true")
+    a = ap.parse_args()
+    todo = a.only.split(",")
+    produced = []
+    for name, fn in [
+        ("nvcc", gen_nvcc),
+        ("triton", gen_triton),
+        ("numba", gen_numba),
+        ("llvm", gen_llvm),
+    ]:
+        if name in todo:
+            print(f"== {name}", flush=True)
+            produced += fn()
+
+    manifest_path = os.path.join(HERE, "manifest.json")
+    old = {}
+    if os.path.exists(manifest_path):
+        old = {e["path"]: e for e in json.load(open(manifest_path))["files"]}
+    cl = cuda_launches()
+    ol = other_launches()
+    rows, entries_out, failures = [], dict(old), 0
+    for rel, producer, cfg in produced:
+        text = open(os.path.join(HERE, rel)).read()
+        target = ptx_target(text)
+        ok, msg = ptxas_ok(os.path.join(HERE, rel), target)
+        failures += not ok
+        lines = text.count("\n")
+        ents = ptx_entries(text)
+        tc = bool(TENSOR_CORE_RE.search(text))
+        if producer == "nvcc":
+            launches = json.loads(json.dumps(cl.get(os.path.basename(rel).split(".")[0], [])))
+        else:
+            launches = json.loads(json.dumps(ol.get(rel, [])))
+        if tc:
+            launches = []
+        for l in launches:
+            check_launch(rel, ents, l)
+        entries_out[rel] = {
+            "path": rel,
+            "producer": producer,
+            "config": cfg,
+            "target": target,
+            "lines": lines,
+            "kernels": [e[0] for e in ents],
+            "params": {e[0]: e[1] for e in ents},
+            "tensor_core": tc,
+            "ptxas_ok": ok,
+            "launches": launches,
+        }
+        rows.append((rel, producer, lines, ok, msg))
+
+    print(f"\n{'file':<44} {'producer':<8} {'lines':>7}  ptxas")
+    for rel, producer, lines, ok, msg in rows:
+        print(f"{rel:<44} {producer:<8} {lines:>7}  {'ok' if ok else 'FAIL'}")
+        if not ok:
+            print("    " + msg.replace("\n", "\n    "))
+    print(f"{len(rows)} files, {sum(r[2] for r in rows)} lines, {failures} rejected by ptxas")
+    if not a.no_manifest:
+        files = [entries_out[k] for k in sorted(entries_out)]
+        with open(manifest_path, "w") as f:
+            json.dump({"format": 1, "files": files}, f, indent=1)
+            f.write("\n")
+    return 1 if failures else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

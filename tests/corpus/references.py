@@ -1,0 +1,591 @@
+"""numpy reference semantics for the runnable launches in manifest.json.
+
+make_args(launch) builds the argument list of a launch deterministically.
+Each reference `ref_*(args, launch=None)` receives copies of the arguments as they were
+before the kernel ran and returns the list of expected values afterwards (arrays with
+their expected contents, scalars unchanged). `launch` is only needed by references whose
+result depends on the launch shape (block/warp partitioning); their defaults match the
+shapes used in manifest.json.
+
+Exactness: every reference is bit-exact unless it appears in TOLERANCE, which maps the
+reference name to (rtol, atol) for kernels that use approximate math or whose summation
+order differs from numpy's. Comments on each reference say why it is exact.
+
+Array dtypes: float16/float32/int32/uint32/int64/uint64 as in numpy; "bfloat16" arrays
+are numpy uint16 arrays holding the raw bf16 bit patterns.
+"""
+
+import numpy as np
+
+TOLERANCE = {
+    "ref_tt_row_softmax": (1e-5, 1e-6),  # ex2.approx inside tl.exp
+}
+
+INT32_MIN = -(2**31)
+
+
+# ----------------------------------------------------------------------------- arguments
+
+
+def _np_dtype(name):
+    return np.dtype(np.uint16) if name == "bfloat16" else np.dtype(name)
+
+
+def f32_to_bf16_bits(x):
+    """Round float32 values to bfloat16 (nearest-even); returns uint16 bit patterns."""
+    u = np.asarray(x, dtype=np.float32).view(np.uint32).astype(np.uint64)
+    u = (u + 0x7FFF + ((u >> 16) & 1)) >> 16
+    return u.astype(np.uint16)
+
+
+def bf16_bits_to_f32(b):
+    return (np.asarray(b, dtype=np.uint16).astype(np.uint32) << 16).view(np.float32)
+
+
+def make_array(d):
+    dt, size, fill = d["dtype"], d["size"], d["fill"]
+    rng = np.random.default_rng(d.get("seed", 0))
+    if fill == "zeros":
+        v = np.zeros(size, dtype=np.float64)
+    elif fill == "ones":
+        v = np.ones(size, dtype=np.float64)
+    elif fill == "iota":
+        v = np.arange(size, dtype=np.float64)
+    elif fill == "values":
+        v = np.array(d["values"], dtype=np.float64)
+        assert v.size == size
+    elif fill == "randint":
+        v = rng.integers(d.get("low", 0), d.get("high", 1000), size=size, dtype=np.int64)
+    elif fill == "random":
+        if np.issubdtype(_np_dtype(dt), np.integer) and dt != "bfloat16":
+            v = rng.integers(d.get("low", 0), d.get("high", 1000), size=size, dtype=np.int64)
+        else:
+            v = rng.uniform(d.get("low", 0.0), d.get("high", 1.0), size=size)
+    else:
+        raise ValueError(f"unknown fill {fill!r}")
+    if d.get("sort"):
+        v = np.sort(v)
+    if dt == "bfloat16":
+        return f32_to_bf16_bits(v.astype(np.float32))
+    if np.issubdtype(np.dtype(dt), np.integer) and v.dtype.kind == "f":
+        v = v.astype(np.int64)
+    return v.astype(dt)
+
+
+def make_args(launch):
+    out = []
+    for a in launch["args"]:
+        if a["kind"] == "array":
+            out.append(make_array(a))
+        else:
+            out.append(np.dtype(a["dtype"]).type(a["value"]))
+    return out
+
+
+def _dim(v):
+    return v if isinstance(v, int) else v[0]
+
+
+def _geom(launch, grid, block):
+    if launch is None:
+        return grid, block
+    return _dim(launch["grid"]), _dim(launch["block"])
+
+
+def _warp_segments(n_threads_total, grid, block):
+    """Yield lists of global thread indices, one per (block, warp); last warps may be partial."""
+    for b in range(grid):
+        for w0 in range(0, block, 32):
+            yield [b * block + t for t in range(w0, min(w0 + 32, block))]
+
+
+# ----------------------------------------------------------------------------- float helpers
+
+
+def fma32(a, b, c):
+    """float32 fused multiply-add with a single rounding, vectorized.
+
+    a*b is exact in float64; s = a*b + c is rounded once in float64 and its error e is
+    recovered exactly (TwoSum). Rounding s to float32 equals rounding the exact value
+    unless s lies exactly on a float32 rounding midpoint and e != 0; then the sign of e
+    decides, which nextafter reproduces.
+    """
+    a = np.asarray(a, dtype=np.float32).astype(np.float64)
+    b = np.asarray(b, dtype=np.float32).astype(np.float64)
+    c = np.asarray(c, dtype=np.float32).astype(np.float64)
+    p = a * b
+    s = p + c
+    bb = s - p
+    e = (p - (s - bb)) + (c - bb)
+    r = s.astype(np.float32)
+    low = s.view(np.uint64) & np.uint64((1 << 29) - 1)
+    fix = (low == np.uint64(1 << 28)) & (e != 0)
+    if np.any(fix):
+        nudged = np.nextafter(s, np.where(e > 0, np.inf, -np.inf))
+        r = np.where(fix, nudged.astype(np.float32), r)
+    return r
+
+
+# ----------------------------------------------------------------------------- cuda/elementwise
+
+
+def ref_saxpy(args, launch=None):
+    # exact: y = fma(a, x, y) per element, emulated with fma32 (single rounding)
+    x, y, a, n = args
+    y = y.copy()
+    n = int(n)
+    y[:n] = fma32(np.float32(a), x[:n], y[:n])
+    return [x, y, a, args[3]]
+
+
+def ref_vec4_scale(args, launch=None):
+    # exact: one float32 multiply per element
+    inp, out, s, n4 = args
+    out = out.copy()
+    m = 4 * int(n4)
+    out[:m] = inp[:m] * np.float32(s)
+    return [inp, out, s, n4]
+
+
+def ref_int2_mix(args, launch=None):
+    # exact integer arithmetic
+    inp, out, n = args
+    out = out.copy()
+    v = inp[: 2 * int(n)].astype(np.int64)
+    out[0 : 2 * int(n) : 2] = (v[1::2] + 1).astype(np.int32)
+    out[1 : 2 * int(n) : 2] = (v[0::2] * 3 - v[1::2]).astype(np.int32)
+    return [inp, out, n]
+
+
+def ref_half_bf16_ops(args, launch=None):
+    # exact: fp16 a*b+a is exact in float64 for inputs in [0,1) (at most 49 significant
+    # bits) so one conversion to fp16 is the single rounding of __hfma; fa*fb is exact in
+    # float32, the add rounds once (same with or without contraction), then RNE to bf16.
+    a, b, oh, ob, om, n = args
+    n = int(n)
+    oh, ob, om = oh.copy(), ob.copy(), om.copy()
+    a64, b64 = a[:n].astype(np.float64), b[:n].astype(np.float64)
+    oh[:n] = (a64 * b64 + a64).astype(np.float16)
+    fa, fb = a[:n].astype(np.float32), b[:n].astype(np.float32)
+    ob[:n] = f32_to_bf16_bits(fa * fb + fb)
+    om[:n] = np.maximum(a[:n], b[:n])
+    return [a, b, oh, ob, om, args[5]]
+
+
+def ref_bf16x2_double(args, launch=None):
+    # exact: doubling a bf16 value only changes its exponent
+    inp, out, n2 = args
+    out = out.copy()
+    m = 2 * int(n2)
+    out[:m] = f32_to_bf16_bits(bf16_bits_to_f32(inp[:m]) * np.float32(2))
+    return [inp, out, n2]
+
+
+# ----------------------------------------------------------------------------- cuda/reduce
+
+
+def ref_block_reduce_sum(args, launch=None):
+    # exact (int32, wrap-around): block b sums elements i with (i // block) % grid == b
+    inp, out, n = args
+    grid, block = _geom(launch, 4, 128)
+    out = out.copy()
+    idx = np.arange(int(n))
+    owner = (idx // block) % grid
+    for b in range(grid):
+        out[b] = np.sum(inp[: int(n)][owner == b], dtype=np.int32)
+    return [inp, out, n]
+
+
+def ref_warp_reduce_f32(args, launch=None):
+    # exact: inputs are small integers, every partial sum is exactly representable
+    inp, out, n = args
+    out = out.copy()
+    out[0] = np.float32(out[0] + np.sum(inp[: int(n)].astype(np.float64)))
+    return [inp, out, n]
+
+
+def ref_warp_scan_u32(args, launch=None):
+    # exact (uint32 wrap-around): inclusive scan inside each warp of each block
+    inp, out, n = args
+    grid, block = _geom(launch, 3, 80)
+    n = int(n)
+    out = out.copy()
+    for seg in _warp_segments(n, grid, block):
+        acc = np.uint64(0)
+        for i in seg:
+            acc = (acc + (np.uint64(inp[i]) if i < n else np.uint64(0))) & np.uint64(0xFFFFFFFF)
+            if i < n:
+                out[i] = np.uint32(acc)
+    return [inp, out, args[2]]
+
+
+def ref_warp_xor_max_bcast(args, launch=None):
+    # exact: warp max plus the value of the warp's first thread
+    inp, out, n = args
+    grid, block = _geom(launch, 3, 64)
+    n = int(n)
+    out = out.copy()
+    for seg in _warp_segments(n, grid, block):
+        vals = [int(inp[i]) if i < n else INT32_MIN for i in seg]
+        r = max(vals) + vals[0]
+        r = (r + 2**31) % 2**32 - 2**31
+        for i in seg:
+            if i < n:
+                out[i] = r
+    return [inp, out, args[2]]
+
+
+def ref_warp_votes(args, launch=None):
+    # exact: ballot/all/any over the lanes that exist in each (possibly partial) warp
+    inp, out, n, thr = args
+    grid, block = _geom(launch, 3, 48)
+    n = int(n)
+    out = out.copy()
+    for seg in _warp_segments(n, grid, block):
+        preds = [(i < n) and int(inp[i]) > int(thr) for i in seg]
+        ballot = sum(1 << lane for lane, p in enumerate(preds) if p)
+        for lane, i in enumerate(seg):
+            if i < n:
+                out[4 * i] = ballot
+                out[4 * i + 1] = int(all(preds))
+                out[4 * i + 2] = int(any(preds))
+                out[4 * i + 3] = bin(ballot & ((1 << lane) - 1)).count("1")
+    return [inp, out, args[2], args[3]]
+
+
+def ref_match_any_groups(args, launch=None):
+    # exact: lanes holding equal keys within each existing warp (threads past n hold -1)
+    keys, out, n = args
+    grid, block = _geom(launch, 2, 70)
+    n = int(n)
+    out = out.copy()
+    for seg in _warp_segments(n, grid, block):
+        ks = [int(keys[i]) if i < n else -1 for i in seg]
+        for lane, i in enumerate(seg):
+            if i < n:
+                same = sum(1 << l for l, k in enumerate(ks) if k == ks[lane])
+                out[2 * i] = same
+                out[2 * i + 1] = bin(same & ((1 << lane) - 1)).count("1")
+    return [keys, out, args[2]]
+
+
+def ref_warp_redux(args, launch=None):
+    # exact: uint32 warp sum (wrap-around) and max; threads past n contribute 0
+    inp, out, n = args
+    grid, block = _geom(launch, 3, 64)
+    n = int(n)
+    out = out.copy()
+    for seg in _warp_segments(n, grid, block):
+        vals = [int(inp[i]) if i < n else 0 for i in seg]
+        s, m = sum(vals) & 0xFFFFFFFF, max(vals)
+        for i in seg:
+            if i < n:
+                out[2 * i], out[2 * i + 1] = s, m
+    return [inp, out, args[2]]
+
+
+# ----------------------------------------------------------------------------- cuda/atomics
+
+
+def ref_histogram(args, launch=None):
+    # exact: integer atomics commute
+    data, bins, n, nbins = args
+    bins = bins.copy()
+    bins += np.bincount(data[: int(n)] % np.uint32(nbins), minlength=int(nbins)).astype(np.uint32)
+    return [data, bins, n, nbins]
+
+
+def ref_count_matches(args, launch=None):
+    # exact: stats[0] += matches, stats[1] = min(stats[1], first matching index)
+    inp, stats, n, key = args
+    stats = stats.copy()
+    hits = np.nonzero(inp[: int(n)] == key)[0]
+    stats[0] += len(hits)
+    if len(hits):
+        stats[1] = min(int(stats[1]), int(hits[0]))
+    return [inp, stats, n, key]
+
+
+def ref_sum_last_block(args, launch=None):
+    # exact: per-block sums, their total, and the ticket counter advanced by the grid size
+    inp, partials, result, counter, n = args
+    grid, block = _geom(launch, 5, 128)
+    n = int(n)
+    partials, result, counter = partials.copy(), result.copy(), counter.copy()
+    vals = np.zeros(grid * block, dtype=np.int32)
+    vals[:n] = inp[:n]
+    partials[:grid] = vals.reshape(grid, block).sum(axis=1, dtype=np.int32)
+    result[0] = np.sum(partials[:grid], dtype=np.int32)
+    counter[0] += np.uint32(grid)
+    return [inp, partials, result, counter, args[4]]
+
+
+def ref_cas_max_f32(args, launch=None):
+    # exact: maximum is order independent
+    inp, out, n = args
+    out = out.copy()
+    out[0] = max(out[0], np.max(inp[: int(n)]))
+    return [inp, out, n]
+
+
+def ref_scatter_add_f32(args, launch=None):
+    # exact: the added values are small integers, so float addition order does not matter
+    idx, val, out, touched, n = args
+    n = int(n)
+    out, touched = out.copy(), touched.copy()
+    acc = out.astype(np.float64)
+    np.add.at(acc, idx[:n], val[:n].astype(np.float64))
+    out[:] = acc.astype(np.float32)
+    bits = np.left_shift(1, np.arange(n) & 7).astype(np.int32)
+    np.bitwise_or.at(touched, idx[:n], bits)
+    return [idx, val, out, touched, args[4]]
+
+
+# ----------------------------------------------------------------------------- cuda/control
+
+_SCRAMBLE = [0x9E3779B9, 0x85EBCA6B, 0xC2B2AE35, 0x27D4EB2F]
+_POLY = np.array([1.0, -0.5, 0.25, 0.125, -2.0, 0.75, 1.5, -0.0625], dtype=np.float32)
+_G_BIAS = 3
+
+
+def _collatz(x):
+    steps = 0
+    while x > 1 and steps < 1000:
+        x = 3 * x + 1 if x & 1 else x >> 1
+        steps += 1
+    return steps
+
+
+def _mix_hash(v, rounds):
+    for r in range(rounds):
+        v ^= _SCRAMBLE[r & 3]
+        v = ((v << 5) | (v >> 27)) & 0xFFFFFFFF
+        v = (v * 0x01000193) & 0xFFFFFFFF
+    return v
+
+
+def ref_collatz(args, launch=None):
+    # exact integer arithmetic
+    inp, steps, hashes, n = args
+    steps, hashes = steps.copy(), hashes.copy()
+    for i in range(int(n)):
+        v = int(inp[i])
+        s = _collatz(v)
+        steps[i] = s
+        hashes[i] = _mix_hash(v, s & 7)
+    return [inp, steps, hashes, n]
+
+
+def _fib(k):
+    a, b = 0, 1
+    for _ in range(k):
+        a, b = b, a + b
+    return a
+
+
+def _ackermann(m, k):
+    if m == 0:
+        return k + 1
+    if k == 0:
+        return _ackermann(m - 1, 1)
+    return _ackermann(m - 1, _ackermann(m, k - 1))
+
+
+def ref_recursive_calls(args, launch=None):
+    # exact: inputs are non-negative
+    inp, out, n = args
+    out = out.copy()
+    for i in range(int(n)):
+        v = int(inp[i])
+        out[2 * i] = _fib(v % 12)
+        out[2 * i + 1] = _ackermann(v % 3, v % 4)
+    return [inp, out, n]
+
+
+def ref_local_sort8(args, launch=None):
+    # exact: sorted rows and the element at index (first original value & 7)
+    inp, out, picks, rows = args
+    rows = int(rows)
+    out, picks = out.copy(), picks.copy()
+    s = np.sort(inp[: 8 * rows].reshape(rows, 8), axis=1)
+    out[: 8 * rows] = s.reshape(-1)
+    sel = inp[0 : 8 * rows : 8] & 7
+    picks[:rows] = s[np.arange(rows), sel]
+    return [inp, out, picks, args[3]]
+
+
+def _wrap32(v):
+    return (v + 2**31) % 2**32 - 2**31
+
+
+def _cdiv(x, y):
+    q = abs(x) // abs(y)
+    return q if (x >= 0) == (y >= 0) else -q
+
+
+def ref_switch_ops(args, launch=None):
+    # exact: C semantics (truncating division and remainder, 32-bit wrap-around)
+    op, a, b, out, n = args
+    out = out.copy()
+    for i in range(int(n)):
+        x, y, o = int(a[i]), int(b[i]), int(op[i])
+        if o == 0:
+            r = x + y
+        elif o == 1:
+            r = x - y
+        elif o == 2:
+            r = x * y
+        elif o == 3:
+            r = min(x, y)
+        elif o == 4:
+            r = max(x, y)
+        elif o == 5:
+            r = x ^ y
+        elif o == 6:
+            r = _cdiv(x, y) if y != 0 else -1
+        elif o == 7:
+            r = x << (y & 15)
+        elif o == 9:
+            r = x - _cdiv(x, y) * y if y != 0 else 0
+        else:
+            r = 12345
+        out[i] = _wrap32(r)
+    return [op, a, b, out, n]
+
+
+def ref_classify_points(args, launch=None):
+    # exact: only float32 comparisons and exact-rounded float32 products
+    x, y, out, n = args
+    out = out.copy()
+    f = np.float32
+    for i in range(int(n)):
+        px, py = f(x[i]), f(y[i])
+        if px > f(0.5):
+            if py > f(0.5):
+                code = 1 if px > py else 2
+            else:
+                code = 13 if px > f(0.75) else 3
+        else:
+            if py < f(0.25):
+                code = 4
+            elif py < f(0.5):
+                code = 5 if px < f(0.1) else 6
+            else:
+                code = 20 + sum(1 for k in range(4) if f(px * f(k + 1)) > f(0.5))
+        out[i] = code
+    return [x, y, out, n]
+
+
+def ref_search_kernels(args, launch=None):
+    # exact: first index of the query in data (or -1) and lower_bound in sorted
+    data, srt, m, queries, found, lower, n = args
+    m, nn = int(m), int(n)
+    found, lower = found.copy(), lower.copy()
+    for i in range(nn):
+        q = queries[i]
+        hit = np.nonzero(data[:m] == q)[0]
+        found[i] = hit[0] if len(hit) else -1
+    lower[:nn] = np.searchsorted(srt[:m], queries[:nn], side="left")
+    return [data, srt, args[2], queries, found, lower, args[6]]
+
+
+def ref_poly_eval(args, launch=None):
+    # exact: the same chain of single-rounding fmaf steps, then one float32 add
+    x, y, n = args
+    n = int(n)
+    y = y.copy()
+    acc = np.full(n, _POLY[7], dtype=np.float32)
+    for k in range(6, -1, -1):
+        acc = fma32(acc, x[:n], np.full(n, _POLY[k], dtype=np.float32))
+    y[:n] = acc + np.float32(_G_BIAS)
+    return [x, y, args[2]]
+
+
+# ----------------------------------------------------------------------------- triton
+
+
+def ref_tt_vector_add(args, launch=None):
+    # exact: one float32 add per element
+    x, y, out, n = args[:4]
+    out = out.copy()
+    out[: int(n)] = x[: int(n)] + y[: int(n)]
+    return [x, y, out] + list(args[3:])
+
+
+def ref_tt_row_softmax(args, launch=None):
+    # tolerance (see TOLERANCE): tl.exp uses ex2.approx; rows = grid size
+    x, out, n_cols, stride = args[:4]
+    rows = _dim(launch["grid"]) if launch else 5
+    out = out.copy()
+    for r in range(rows):
+        v = x[r * int(stride) : r * int(stride) + int(n_cols)].astype(np.float64)
+        e = np.exp(v - v.max())
+        out[r * int(stride) : r * int(stride) + int(n_cols)] = (e / e.sum()).astype(np.float32)
+    return [x, out] + list(args[2:])
+
+
+def ref_tt_cumsum(args, launch=None):
+    # exact (int32): inclusive scan restarting at every block of 256 elements
+    x, out, n = args[:3]
+    n = int(n)
+    out = out.copy()
+    for s in range(0, n, 256):
+        out[s : min(s + 256, n)] = np.cumsum(x[s : min(s + 256, n)], dtype=np.int32)
+    return [x, out] + list(args[2:])
+
+
+# ----------------------------------------------------------------------------- numba
+# numba 1-D arrays occupy 7 argument slots; the data pointer is the 5th (index 4 and 11).
+
+
+def ref_nb_scale_shift(args, launch=None):
+    # exact: x*2 is exact, so fma(x, 2, 1) and x*2+1 round the same way
+    out = list(args)
+    x, y, n = args[4], args[11].copy(), int(args[14])
+    y[:n] = x[:n] * np.float32(2) + np.float32(1)
+    out[11] = y
+    return out
+
+
+def ref_nb_digit_histogram(args, launch=None):
+    # exact: counts of decimal digits (0 has one digit) of vals[:n]
+    out = list(args)
+    vals, hist, n = args[4], args[11].copy(), int(args[14])
+    for v in vals[:n]:
+        v = int(v)
+        while True:
+            hist[v % 10] += 1
+            v //= 10
+            if v == 0:
+                break
+    out[11] = hist
+    return out
+
+
+def ref_nb_clamp_count(args, launch=None):
+    # exact: out[:n] = clip(x, lo, hi); out[n] += number of clipped values
+    out = list(args)
+    x, y, lo, hi = args[4], args[11].copy(), int(args[14]), int(args[15])
+    n = x.shape[0]
+    y[:n] = np.clip(x, lo, hi)
+    y[n] += int(np.count_nonzero((x < lo) | (x > hi)))
+    out[11] = y
+    return out
+
+
+# ----------------------------------------------------------------------------- llvm
+
+
+def ref_block_bitcount(args, launch=None):
+    # exact: popcount of each 32-bit pattern and per-block totals
+    inp, counts, sums, n = args
+    grid, block = _geom(launch, 3, 128)
+    n = int(n)
+    counts, sums = counts.copy(), sums.copy()
+    u = inp[:n].view(np.uint32)
+    pc = np.array([bin(int(v)).count("1") for v in u], dtype=np.int32)
+    counts[:n] = pc
+    padded = np.zeros(grid * block, dtype=np.int32)
+    padded[:n] = pc
+    sums[:grid] = padded.reshape(grid, block).sum(axis=1)
+    return [inp, counts, sums, args[3]]
