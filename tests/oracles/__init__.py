@@ -1,0 +1,1 @@
+"""Slow, obviously-correct reference algorithms used as test oracles."""
