@@ -124,8 +124,10 @@ def main() -> int:
         points.append((n, t_opt))
         ratio = f"{t_opt / t_as:7.3f}" if t_as else "      -"
         as_s = f"{t_as:9.3f}" if t_as else "        -"
-        print(f"{str(path.relative_to(CORPUS)):44} {n:7d} {t_opt:9.3f} {as_s} {ratio} "
-              f"{n / t_opt / 1000:9.1f}")
+        print(
+            f"{str(path.relative_to(CORPUS)):44} {n:7d} {t_opt:9.3f} {as_s} {ratio} "
+            f"{n / t_opt / 1000:9.1f}"
+        )
         tot_opt += t_opt
         if t_as:
             tot_as += t_as
@@ -133,12 +135,16 @@ def main() -> int:
             big = (f"{path.name}:{n}", t_opt, t_as or math.nan)
     print()
     if tot_as:
-        print(f"corpus total: ptxopt {tot_opt:.2f} s, ptxas {tot_as:.2f} s, "
-              f"ratio {tot_opt / tot_as:.3f}")
+        print(
+            f"corpus total: ptxopt {tot_opt:.2f} s, ptxas {tot_as:.2f} s, "
+            f"ratio {tot_opt / tot_as:.3f}"
+        )
     if big:
-        print(f"largest file {big[0].split(':')[0]} ({big[0].split(':')[1]} lines): "
-              f"ptxopt {big[1]:.2f} s vs ptxas {big[2]:.2f} s -> ratio {big[1] / big[2]:.3f} "
-              f"(goal <= 0.2)")
+        print(
+            f"largest file {big[0].split(':')[0]} ({big[0].split(':')[1]} lines): "
+            f"ptxopt {big[1]:.2f} s vs ptxas {big[2]:.2f} s -> ratio {big[1] / big[2]:.3f} "
+            f"(goal <= 0.2)"
+        )
     print(f"growth over the corpus: time ~ lines^{slope(points):.2f}")
     sizes = [100, 1000, 4000] if args.quick else [100, 1000, 4000, 10000]
     syn: list[tuple[float, float]] = []

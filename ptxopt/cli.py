@@ -16,7 +16,6 @@ from collections.abc import Sequence
 from ptxopt import __version__
 from ptxopt.ptx.ast import PtxError
 
-
 EXAMPLE_PREFIX = "example:"
 
 
@@ -106,12 +105,15 @@ def build_parser() -> argparse.ArgumentParser:
 
     p = sub.add_parser("opt", help="optimize PTX and print PTX that ptxas accepts")
     p.add_argument(
-        "input", metavar="IN",
+        "input",
+        metavar="IN",
         help="PTX file ('-': standard input; 'example:reduce': an example shipped with ptxopt)",
     )
     p.add_argument("-o", "--output", metavar="OUT", help="output file ('-' or omitted: stdout)")
     p.add_argument(
-        "-p", "--passes", metavar="PASSES",
+        "-p",
+        "--passes",
+        metavar="PASSES",
         help="comma-separated passes; 'none' lifts and lowers only (see 'ptxopt passes')",
     )
     p.add_argument("--arch", metavar="sm_XX", help="target for arch-dependent decisions")

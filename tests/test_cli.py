@@ -29,7 +29,10 @@ GOOD = """.version 8.0
 """
 
 MALFORMED = {
-    "truncated": (GOOD[: GOOD.index("ret;")], "14:2: error: expected '}', found end of file (unterminated body)"),
+    "truncated": (
+        GOOD[: GOOD.index("ret;")],
+        "14:2: error: expected '}', found end of file (unterminated body)",
+    ),
     "unknown_opcode": (
         GOOD.replace("add.s32", "frobnicate.s32"),
         "12:2: error: unsupported instruction 'frobnicate.s32'",
@@ -99,7 +102,9 @@ def test_writes_output_file(tmp_path: Path) -> None:
     assert "add.s32 \t%r2, %r1, 1;" in text and text.startswith(".version 8.0")
 
 
-def test_stdin_to_stdout(monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
+def test_stdin_to_stdout(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
     monkeypatch.setattr(sys, "stdin", io.StringIO(GOOD))
     assert main(["opt", "-", "-o", "-", "--time-passes"]) == 0
     cap = capsys.readouterr()
@@ -107,7 +112,9 @@ def test_stdin_to_stdout(monkeypatch: pytest.MonkeyPatch, capsys: pytest.Capture
     assert "pass timing" in cap.err and "parse" in cap.err
 
 
-def test_stdin_error_names_stdin(monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
+def test_stdin_error_names_stdin(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
     monkeypatch.setattr(sys, "stdin", io.StringIO(MALFORMED["wrong_arity"][0]))
     assert main(["opt", "-"]) == 1
     assert capsys.readouterr().err.startswith("<stdin>:12:2: error:")

@@ -12,7 +12,9 @@ from helpers import TESTS, ptxas_check
 from ptxopt.driver import optimize
 from ptxopt.pipeline import parse_pipeline
 
-CASES = sorted(p for p in (TESTS / "golden").glob("*/*.ptx") if not p.name.endswith(".expected.ptx"))
+CASES = sorted(
+    p for p in (TESTS / "golden").glob("*/*.ptx") if not p.name.endswith(".expected.ptx")
+)
 
 
 def _pipeline(text: str) -> list[str]:

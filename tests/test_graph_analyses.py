@@ -53,7 +53,7 @@ def cfgs(draw: st.DrawFn, max_nodes: int = 40) -> Cfg:
     return succs
 
 
-EXAMPLES = settings(max_examples=300, deadline=None)
+EXAMPLES = settings(max_examples=200, deadline=None)
 
 
 # -- orders and SCCs ----------------------------------------------------------------------------

@@ -73,7 +73,10 @@ def test_negative_immediate_keeps_spelling() -> None:
 
 
 def test_opcode_split_into_head_and_modifiers() -> None:
-    (ins,) = instrs(".reg .f32 %f<5>;\n.reg .b64 %rd<2>;\nld.global.L2::128B.v4.f32 {%f1, %f2, _, %f4}, [%rd1+16];")
+    (ins,) = instrs(
+        ".reg .f32 %f<5>;\n.reg .b64 %rd<2>;\n"
+        "ld.global.L2::128B.v4.f32 {%f1, %f2, _, %f4}, [%rd1+16];"
+    )
     assert ins.opcode == "ld"
     assert ins.mods == (".global", ".L2::128B", ".v4", ".f32")
     assert ins.operands[0] == Vec((Reg("%f1"), Reg("%f2"), Sink(), Reg("%f4")))
@@ -118,14 +121,18 @@ def test_calls_direct_indirect_and_prototype() -> None:
 
 
 def test_branch_targets_and_labels() -> None:
-    body = body_of(".reg .b32 %r<2>;\nts: .branchtargets L0, L1;\nbrx.idx %r1, ts;\nL0:\nret;\nL1:\nret;")
+    body = body_of(
+        ".reg .b32 %r<2>;\nts: .branchtargets L0, L1;\nbrx.idx %r1, ts;\nL0:\nret;\nL1:\nret;"
+    )
     assert body[1] == body[1] and isinstance(body[1], BranchTargets)
     assert body[1].labels == ["L0", "L1"]
     assert isinstance(body[3], Label) and body[3].name == "L0"
 
 
 def test_register_declarations_and_scoped_shadowing() -> None:
-    body = body_of(".reg .b32 %r<10>, %x;\n.reg .v2 .f32 %v;\n{\n.reg .b32 %r<2>;\nmov.u32 %r1, 3;\n}")
+    body = body_of(
+        ".reg .b32 %r<10>, %x;\n.reg .v2 .f32 %v;\n{\n.reg .b32 %r<2>;\nmov.u32 %r1, 3;\n}"
+    )
     d0, d1, scope = body
     assert isinstance(d0, RegDecl) and d0.names == [("%r", 10), ("%x", None)]
     assert isinstance(d1, RegDecl) and d1.vector == ".v2"

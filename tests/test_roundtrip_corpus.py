@@ -6,12 +6,11 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+from helpers import TESTS, corpus_files, ptxas_check
 
 from ptxopt.driver import optimize
 from ptxopt.ptx.parser import parse
 from ptxopt.ptx.printer import print_module
-
-from helpers import TESTS, corpus_files, ptxas_check
 
 FILES = corpus_files() + sorted((TESTS / "ptx").glob("*.ptx"))
 BIG = 10_000  # lines; the largest Triton file takes ptxas tens of seconds

@@ -58,3 +58,4 @@ def test_roundtrip_runs_identically(entry: dict[str, Any]) -> None:
             shared_bytes=launch.get("shared_bytes", 0),
         )
         assert res.ok, f"{entry['path']} {launch['kernel']}: {res}"
+        assert res.both_failed == 0, f"{entry['path']} {launch['kernel']}: {res.message}"

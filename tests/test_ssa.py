@@ -79,28 +79,47 @@ def test_undefined_register_reads_undef() -> None:
 
 
 def test_predicated_definition_is_partial() -> None:
-    fn = lift(kernel("\tmov.u32 %r1, 1;\n\tsetp.eq.u32 %p1, %r21, 0;\n\t@%p1 mov.u32 %r1, 2;\n"
-                     "\tst.global.u32 [%rd4], %r1;\n\tret;"))
+    fn = lift(
+        kernel(
+            "\tmov.u32 %r1, 1;\n\tsetp.eq.u32 %p1, %r21, 0;\n\t@%p1 mov.u32 %r1, 2;\n"
+            "\tst.global.u32 [%rd4], %r1;\n\tret;"
+        )
+    )
     movs = [i for i in fn.instructions() if i.name == "mov.u32" and i.ast.pred is not None]
     (m,) = movs
     assert m.olds is not None and m.olds[0] is not None
-    first = next(i for i in fn.instructions()
-                 if i.name == "mov.u32" and i.ast.pred is None and i.defs[0].var == "%r1")
+    first = next(
+        i
+        for i in fn.instructions()
+        if i.name == "mov.u32" and i.ast.pred is None and i.defs[0].var == "%r1"
+    )
     assert m.olds[0] is first.defs[0]
     st = next(i for i in fn.instructions() if i.opcode == "st")
     assert st.uses[-1] is m.defs[0]
 
 
 def test_carry_chain_is_an_ssa_value() -> None:
-    fn = lift(kernel("\tadd.cc.u32 %r1, %r21, 5;\n\taddc.u32 %r2, %r20, 0;\n"
-                     "\tst.global.u32 [%rd4], %r2;\n\tret;"))
-    add, addc = [i for i in fn.instructions() if i.opcode in ("add", "addc") and i.defs[0].var in ("%r1", "%r2")]
+    fn = lift(
+        kernel(
+            "\tadd.cc.u32 %r1, %r21, 5;\n\taddc.u32 %r2, %r20, 0;\n"
+            "\tst.global.u32 [%rd4], %r2;\n\tret;"
+        )
+    )
+    add, addc = [
+        i
+        for i in fn.instructions()
+        if i.opcode in ("add", "addc") and i.defs[0].var in ("%r1", "%r2")
+    ]
     assert add.carry_out is not None and addc.carry_in is add.carry_out
 
 
 def test_scoped_registers_are_renamed() -> None:
-    fn = lift(kernel("\t{\n\t.reg .b32 %r<2>;\n\tmov.u32 %r1, 4;\n\tst.global.u32 [%rd4], %r1;\n\t}\n"
-                     "\tst.global.u32 [%rd4], %r1;\n\tret;"))
+    fn = lift(
+        kernel(
+            "\t{\n\t.reg .b32 %r<2>;\n\tmov.u32 %r1, 4;\n\tst.global.u32 [%rd4], %r1;\n\t}\n"
+            "\tst.global.u32 [%rd4], %r1;\n\tret;"
+        )
+    )
     stores = [i for i in fn.instructions() if i.opcode == "st"]
     inner, outer = stores
     assert inner.uses[-1].var == "%r1_1"  # type: ignore[union-attr]
@@ -108,8 +127,10 @@ def test_scoped_registers_are_renamed() -> None:
 
 
 def test_entry_block_with_predecessors_gets_a_fresh_entry() -> None:
-    text = HEAD + ".visible .entry k()\n{\n\t.reg .b32 %r<3>;\n\t.reg .pred %p1;\n$L0:\n" \
+    text = (
+        HEAD + ".visible .entry k()\n{\n\t.reg .b32 %r<3>;\n\t.reg .pred %p1;\n$L0:\n"
         "\tadd.s32 %r1, %r1, 1;\n\tsetp.lt.s32 %p1, %r1, 10;\n\t@%p1 bra $L0;\n\tret;\n}\n"
+    )
     fn = lift(text)
     assert not fn.blocks[0].preds and fn.blocks[0].labels == []
 
@@ -131,8 +152,13 @@ def test_verifier_rejects_use_before_definition() -> None:
 
 
 @settings(max_examples=300, deadline=None)
-@given(st.lists(st.tuples(st.integers(0, 5), st.one_of(st.integers(0, 5), st.integers(100, 102))),
-                max_size=8, unique_by=lambda c: c[0]))
+@given(
+    st.lists(
+        st.tuples(st.integers(0, 5), st.one_of(st.integers(0, 5), st.integers(100, 102))),
+        max_size=8,
+        unique_by=lambda c: c[0],
+    )
+)
 def test_sequentialized_copies_have_parallel_semantics(pairs: list[tuple[int, int]]) -> None:
     regs = {f"r{i}": i * 10 for i in range(6)}
     copies = [(f"r{d}", (Imm(s, str(s)) if s >= 100 else f"r{s}"), ".b32") for d, s in pairs]
@@ -162,9 +188,14 @@ def propagate_copies(fn: Func) -> int:
         keep: list[Inst] = []
         for inst in b.insts:
             src = inst.uses[0] if inst.uses else None
-            if (inst.opcode == "mov" and inst.ast.pred is None and len(inst.defs) == 1
-                    and isinstance(src, Value) and src.kind in ("inst", "phi")
-                    and src.type == inst.defs[0].type):
+            if (
+                inst.opcode == "mov"
+                and inst.ast.pred is None
+                and len(inst.defs) == 1
+                and isinstance(src, Value)
+                and src.kind in ("inst", "phi")
+                and src.type == inst.defs[0].type
+            ):
                 replace_uses(fn, inst.defs[0], src)
                 n += 1
                 continue
@@ -236,8 +267,9 @@ def run_kernel(text: str, n: int = 40) -> np.ndarray:
     return out
 
 
-@pytest.mark.parametrize("name, text", [("swap", SWAP), ("lost_copy", LOST_COPY),
-                                        ("branch_predicate", BRANCH_PRED)])
+@pytest.mark.parametrize(
+    "name, text", [("swap", SWAP), ("lost_copy", LOST_COPY), ("branch_predicate", BRANCH_PRED)]
+)
 def test_out_of_ssa_after_copy_propagation(name: str, text: str, tmp_path: Path) -> None:
     mod = lift_module(parse(text, f"{name}.ptx"))
     fn = mod.funcs[0]
@@ -246,3 +278,26 @@ def test_out_of_ssa_after_copy_propagation(name: str, text: str, tmp_path: Path)
     out = print_ir_module(mod)
     ptxas_check(out, "sm_80", tmp_path)
     assert run_kernel(out).tolist() == run_kernel(text).tolist()
+
+
+def test_analyses_are_cached_and_invalidated() -> None:
+    from ptxopt.analysis.dominators import DomTree
+    from ptxopt.analysis.manager import AnalysisManager
+    from ptxopt.ir.defuse import DefUse
+    from ptxopt.ir.ssa_liveness import SsaLiveness
+
+    fn = lift(LOOP)
+    am = AnalysisManager()
+    dom = am.get(DomTree, fn)
+    du = am.get(DefUse, fn)
+    live = am.get(SsaLiveness, fn)
+    assert am.get(DomTree, fn) is dom and am.get(DefUse, fn) is du
+    # %r2 (loop-invariant) is live around the loop; %r9 is dead
+    r2 = next(v for v in fn.values() if v.var == "%r2")
+    r9 = next(v for v in fn.values() if v.var == "%r9")
+    assert du.is_dead(r9) and not du.is_dead(r2)
+    header = next(b for b in fn.blocks if "$L_loop" in b.labels)
+    assert r2.id in live.live_in[header.index] and r9.id not in live.live_in[header.index]
+    am.invalidate(fn, frozenset({DomTree}))
+    assert am.get(DomTree, fn) is dom
+    assert am.get(DefUse, fn) is not du

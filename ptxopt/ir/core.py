@@ -29,7 +29,6 @@ from ptxopt.ptx.opcodes import OpInfo
 CARRY = "%cc"
 
 
-
 class Value:
     """An SSA value.  ``var`` is the PTX register it came from (after scope
     renaming), ``type`` that register's declared type."""
@@ -200,7 +199,12 @@ class Func:
     # -- value creation ------------------------------------------------------
 
     def new_value(
-        self, var: str, vtype: str, kind: str, inst: Inst | Phi | None = None, block: Block | None = None
+        self,
+        var: str,
+        vtype: str,
+        kind: str,
+        inst: Inst | Phi | None = None,
+        block: Block | None = None,
     ) -> Value:
         v = Value(self.next_id, var, vtype, kind, inst, block)
         self.next_id += 1

@@ -110,8 +110,16 @@ class _Flattener:
                     new = self.unique(v.name)
                     renames[v.name] = new
                     v = VarDecl(
-                        v.space, v.type, new, v.linkage, v.align, v.vector, v.dims, v.init,
-                        v.attrs, v.span,
+                        v.space,
+                        v.type,
+                        new,
+                        v.linkage,
+                        v.align,
+                        v.vector,
+                        v.dims,
+                        v.init,
+                        v.attrs,
+                        v.span,
                     )
                 else:
                     self.used.add(v.name)

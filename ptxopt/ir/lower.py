@@ -123,7 +123,9 @@ class _Lowerer:
             self.lines.append(f"\tbra.uni \t{target};")
         return head_lines + self.decl_lines() + self.lines
 
-    def emit_block(self, b: Block, copies: list[Copy], retarget: dict[tuple[int, str], str]) -> None:
+    def emit_block(
+        self, b: Block, copies: list[Copy], retarget: dict[tuple[int, str], str]
+    ) -> None:
         for lab in b.labels:
             self.lines.append(f"{lab}:")
         insts = b.insts

@@ -9,7 +9,12 @@ live ranges, so the analysis is linear in the output.
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from ptxopt.ir.core import Func, Value
+
+if TYPE_CHECKING:
+    from ptxopt.analysis.manager import AnalysisManager
 
 
 class SsaLiveness:
@@ -61,6 +66,11 @@ class SsaLiveness:
                     live_out[bi].add(v.id)
                     if v.block is not blk:
                         up_from(v, bi)
+
+    @classmethod
+    def compute(cls, fn: object, am: AnalysisManager) -> SsaLiveness:
+        assert isinstance(fn, Func)
+        return cls(fn)
 
     def live_after(self, v: Value, block: int, pos: int) -> bool:
         """Is ``v`` live just after position ``pos`` of ``block`` (``-1``: after the

@@ -53,12 +53,14 @@ def verify_function(func: Func) -> None:
                 raise fail(f"terminator '{inst.name}' in the middle of block {b.index}")
         for phi in b.phis:
             if len(phi.incoming) != len(b.preds):
-                raise fail(f"phi {phi.result} has {len(phi.incoming)} operands, block has "
-                           f"{len(b.preds)} predecessors")
+                raise fail(
+                    f"phi {phi.result} has {len(phi.incoming)} operands, block has "
+                    f"{len(b.preds)} predecessors"
+                )
     dom = DomTree.build(func.cfg_succs(), 0)
     where: dict[int, tuple[int, int]] = {}
-    for p in func.params:
-        where[p.id] = (0, -2)
+    for param in func.params:
+        where[param.id] = (0, -2)
 
     def define(v: Value, bi: int, pos: int) -> None:
         if v.id in where:

@@ -358,9 +358,7 @@ class Parser:
                 attrs.append(text)
         name_tok = self.expect_kind(ID, "a parameter name")
         dims = self.parse_dims()
-        return Param(
-            space_tok[1], ptype, name_tok[1], align, dims, tuple(attrs), self.span(start)
-        )
+        return Param(space_tok[1], ptype, name_tok[1], align, dims, tuple(attrs), self.span(start))
 
     def parse_param_list(self) -> list[Param]:
         params: list[Param] = []
@@ -560,6 +558,7 @@ class Parser:
             raise self.error(f"expected an instruction, found {self.describe(op_tok)}", op_tok[2])
         full = op_tok[1]
         dot = full.find(".")
+        mods: tuple[str, ...]
         if dot < 0:
             opcode, mods = full, ()
         else:

@@ -24,7 +24,6 @@ import subprocess
 import sys
 import tempfile
 
-
 sys.dont_write_bytecode = True
 HERE = os.path.dirname(os.path.abspath(__file__))
 NVCC = os.environ.get("NVCC", shutil.which("nvcc") or "/usr/local/bin/nvcc")
@@ -91,6 +90,9 @@ def gen_nvcc():
     return out
 
 
+TRITON_SHARED: dict = {}
+
+
 def gen_triton():
     out = []
     # a fresh cache so every file comes from a real compile of the staged source
@@ -121,6 +123,9 @@ def gen_triton():
         )
         rel = f"triton/{name}.ptx"
         write(os.path.join(HERE, rel), kernel.asm["ptx"])
+        # Triton kernels take all shared memory dynamically (.extern .shared
+        # global_smem[]); the launch must pass the size Triton computed.
+        TRITON_SHARED[rel] = int(kernel.metadata.shared)
         cfg = f"triton {triton.__version__} cc{arch} " + " ".join(
             f"{k}={v}" for k, v in opts.items()
         )
@@ -132,8 +137,8 @@ def gen_triton():
 def gen_numba():
     out = []
     try:
-        from numba import cuda
         import numba_cuda  # noqa: F401
+        from numba import cuda
     except ImportError:
         print(
             "skip numba: numba-cuda not installed (pip install numba-cuda "
@@ -680,7 +685,7 @@ def check_launch(path, entries, launch):
     assert len(params) == len(args), (
         f"{path}:{launch['kernel']}: {len(params)} params, {len(args)} args"
     )
-    for t, a in zip(params, args):
+    for t, a in zip(params, args, strict=False):
         width = int(re.sub(r"\D", "", t) or 0)
         if a["kind"] == "array":
             assert width == 64, f"{path}: array passed to .{t} param"
@@ -732,6 +737,8 @@ def main():
         if tc:
             launches = []
         for l in launches:
+            if rel in TRITON_SHARED and not l["shared_bytes"]:
+                l["shared_bytes"] = TRITON_SHARED[rel]
             check_launch(rel, ents, l)
         entries_out[rel] = {
             "path": rel,

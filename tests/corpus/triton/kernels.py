@@ -1,4 +1,4 @@
-"""Triton kernels (written against triton 3.5.1) for the ptxopt corpus (compiled ahead of time, no GPU needed).
+"""Triton kernels (triton 3.5.1) for the ptxopt corpus, compiled ahead of time (no GPU).
 
 Each entry of SPECS describes one PTX file: the kernel, its signature, constexprs,
 the target architecture and compile options. generate.py turns them into PTX.

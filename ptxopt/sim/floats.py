@@ -1,0 +1,287 @@
+"""Floating-point helpers with exact rounding for the SIMT interpreter.
+
+All operations work on numpy arrays.  Correctly rounded results for ``fma`` and for
+the directed rounding modes (``.rz``/``.rm``/``.rp``) come from *error-free
+transformations* (Knuth's TwoSum, Dekker's TwoProduct, see Muller et al., "Handbook
+of Floating-Point Arithmetic", ch. 4) followed by *round-to-odd* (Boldo and
+Melquiond, "Emulation of FMA and correctly rounded sums: proved algorithms using
+rounding to odd", IEEE TC 2008): an exact value ``s + e`` held in two doubles is
+first rounded to odd in binary64, after which any rounding to a format with at
+most 51 significand bits (binary32, binary16, bfloat16) is correct, single rounding.
+
+Lanes where a binary64 error-free transformation is not exact (overflow, deep
+underflow, the rare inexact third term of a binary64 ``fma``) fall back to exact
+rational arithmetic with :class:`fractions.Fraction`, one lane at a time.
+"""
+
+from __future__ import annotations
+
+import math
+from fractions import Fraction
+
+import numpy as np
+
+F32 = np.float32
+F64 = np.float64
+
+MODES = ("rn", "rz", "rm", "rp")
+
+
+def two_sum(a: np.ndarray, b: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Knuth's TwoSum: ``s + e == a + b`` exactly (finite, no overflow)."""
+    s = a + b
+    bb = s - a
+    e = (a - (s - bb)) + (b - bb)
+    return s, e
+
+
+_SPLIT = F64(134217729.0)  # 2**27 + 1
+
+
+def two_prod(a: np.ndarray, b: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Dekker's TwoProduct (Veltkamp splitting): ``p + e == a * b`` exactly when no
+    overflow or underflow occurs."""
+    p = a * b
+    ca = _SPLIT * a
+    ah = ca - (ca - a)
+    al = a - ah
+    cb = _SPLIT * b
+    bh = cb - (cb - b)
+    bl = b - bh
+    e = ((ah * bh - p) + ah * bl + al * bh) + al * bl
+    return p, e
+
+
+def round_to_odd(s: np.ndarray, e: np.ndarray) -> np.ndarray:
+    """Round the exact value ``s + e`` (``s = RN(s + e)``) to odd in binary64."""
+    s = np.asarray(s, dtype=F64)
+    inexact = (e != 0) & np.isfinite(s)
+    if not np.any(inexact):
+        return s
+    out = s.copy()
+    si = s[inexact]
+    ei = np.asarray(e)[inexact] if np.ndim(e) else np.full(si.shape, e)
+    toward_zero = np.sign(ei) != np.sign(si)
+    t = np.where(toward_zero, np.nextafter(si, F64(0.0)), si)
+    bits = t.view(np.uint64) | np.uint64(1)
+    out[inexact] = bits.view(F64)
+    return out
+
+
+def _directed_fix(r: np.ndarray, x: np.ndarray, mode: str, dt: type) -> np.ndarray:
+    """Adjust ``r = RN(x)`` (format ``dt``) to the directed mode, ``x`` exact-ish f64
+    (round-to-odd preserves the comparison against every representable value)."""
+    if mode == "rn":
+        return r
+    rx = r.astype(F64)
+    if mode == "rz":
+        fix = np.abs(rx) > np.abs(x)
+        target = np.zeros_like(r)
+    elif mode == "rm":
+        fix = rx > x
+        target = np.full_like(r, -np.inf)
+    elif mode == "rp":
+        fix = rx < x
+        target = np.full_like(r, np.inf)
+    else:  # pragma: no cover - checked by callers
+        raise ValueError(mode)
+    if np.any(fix):
+        r = r.copy()
+        r[fix] = np.nextafter(r[fix], target[fix]).astype(dt)
+    return r
+
+
+def f64_to_f32(x: np.ndarray, mode: str = "rn") -> np.ndarray:
+    x = np.asarray(x, dtype=F64)
+    r = x.astype(F32)
+    return _directed_fix(r, x, mode, F32)
+
+
+def f64_to_f16(x: np.ndarray, mode: str = "rn") -> np.ndarray:
+    x = np.asarray(x, dtype=F64)
+    r = x.astype(np.float16)
+    return _directed_fix(r, x, mode, np.float16)
+
+
+def f64_to_f32_odd(x: np.ndarray) -> np.ndarray:
+    """binary64 -> binary32 rounded to odd (for a later correct rounding to bf16)."""
+    x = np.asarray(x, dtype=F64)
+    r = x.astype(F32)
+    rx = r.astype(F64)
+    inexact = (rx != x) & np.isfinite(x)
+    if not np.any(inexact):
+        return r
+    r = r.copy()
+    ri = r[inexact]
+    over = np.abs(rx[inexact]) > np.abs(x[inexact])
+    ri = np.where(over, np.nextafter(ri, F32(0.0)), ri)
+    r[inexact] = (ri.view(np.uint32) | np.uint32(1)).view(F32)
+    return r
+
+
+def f32_to_bf16_bits(x: np.ndarray, mode: str = "rn") -> np.ndarray:
+    """binary32 values -> bfloat16 bit patterns (uint16) with the given rounding."""
+    u = np.asarray(x, dtype=F32).view(np.uint32).astype(np.uint32)
+    nan = (u & np.uint32(0x7FFFFFFF)) > np.uint32(0x7F800000)
+    low = u & np.uint32(0xFFFF)
+    hi = u >> np.uint32(16)
+    neg = (u >> np.uint32(31)).astype(bool)
+    if mode == "rn":
+        bias = np.uint32(0x7FFF) + (hi & np.uint32(1))
+        r = (u + bias) >> np.uint32(16)
+    elif mode == "rz":
+        r = hi
+    elif mode in ("rm", "rp"):
+        up = (low != 0) & (neg if mode == "rm" else ~neg)
+        r = hi + up.astype(np.uint32)
+    else:
+        raise ValueError(mode)
+    r = np.where(nan, np.uint32(0x7FFF), r)
+    return r.astype(np.uint16)
+
+
+def bf16_bits_to_f32(b: np.ndarray) -> np.ndarray:
+    return (np.asarray(b).astype(np.uint32) << np.uint32(16)).view(F32)
+
+
+def exact_to_format(s: np.ndarray, e: np.ndarray, fmt: str, mode: str) -> np.ndarray:
+    """Round the exact value ``s + e`` to ``fmt`` ("f32", "f16", "bf16" bits)."""
+    o = round_to_odd(s, e)
+    if fmt == "f32":
+        return f64_to_f32(o, mode)
+    if fmt == "f16":
+        return f64_to_f16(o, mode)
+    if fmt == "bf16":
+        return f32_to_bf16_bits(f64_to_f32_odd(o), mode)
+    raise ValueError(fmt)
+
+
+# ---------------------------------------------------------------------------
+# Exact rational fallback (binary64 results)
+
+
+def _frac_to_f64(q: Fraction, mode: str) -> float:
+    r = q.numerator / q.denominator if q.denominator != 1 else float(q.numerator)
+    if mode == "rn" or Fraction(r) == q:
+        return r
+    if mode == "rz":
+        return math.nextafter(r, 0.0) if abs(Fraction(r)) > abs(q) else r
+    if mode == "rm":
+        return math.nextafter(r, -math.inf) if Fraction(r) > q else r
+    return math.nextafter(r, math.inf) if Fraction(r) < q else r
+
+
+def _fma_frac(a: float, b: float, c: float, mode: str) -> float:
+    if not (math.isfinite(a) and math.isfinite(b) and math.isfinite(c)):
+        return a * b + c
+    q = Fraction(a) * Fraction(b) + Fraction(c)
+    if q == 0:
+        # sign of an exact zero: -0 only when both a*b and c are -0 (or the mode is rm)
+        pz = math.copysign(1.0, a) * math.copysign(1.0, b) * (1.0 if a * b == 0 else 1.0)
+        if a * b == 0 and c == 0:
+            neg = (pz < 0) and math.copysign(1.0, c) < 0
+            return (
+                -0.0 if neg or (mode == "rm" and (pz < 0) != (math.copysign(1.0, c) < 0)) else 0.0
+            )
+        return -0.0 if mode == "rm" else 0.0
+    try:
+        return _frac_to_f64(q, mode)
+    except OverflowError:
+        return math.copysign(math.inf, q)
+
+
+def fma64(a: np.ndarray, b: np.ndarray, c: np.ndarray, mode: str = "rn") -> np.ndarray:
+    """Correctly rounded binary64 fused multiply-add."""
+    a, b, c = np.broadcast_arrays(
+        np.asarray(a, dtype=F64), np.asarray(b, dtype=F64), np.asarray(c, dtype=F64)
+    )
+    p, ep = two_prod(a, b)
+    s1, e1 = two_sum(p, c)
+    t, et = two_sum(e1, ep)
+    s, e2 = two_sum(s1, t)
+    big = F64(2.0**995)
+    tiny = F64(2.0**-960)
+    ap = np.abs(p)
+    bad = (
+        (et != 0)
+        | ~np.isfinite(s)
+        | (np.abs(a) > big)
+        | (np.abs(b) > big)
+        | (np.abs(c) > big)
+        | ((ap < tiny) & (ap != 0))
+        | ((p == 0) & (a != 0) & (b != 0))
+    )
+    if mode != "rn":
+        res = s.copy()
+        up = (e2 > 0) & (mode == "rp" or (mode == "rz" and False))
+        if mode == "rp":
+            res = np.where(e2 > 0, np.nextafter(s, np.inf), s)
+        elif mode == "rm":
+            res = np.where(e2 < 0, np.nextafter(s, -np.inf), s)
+        else:
+            res = np.where((e2 != 0) & (np.sign(e2) != np.sign(s)), np.nextafter(s, 0.0), s)
+        del up
+        s = res
+    if np.any(bad):
+        s = np.array(s, dtype=F64, copy=True)
+        for i in zip(*np.nonzero(bad), strict=True):
+            s[i] = _fma_frac(float(a[i]), float(b[i]), float(c[i]), mode)
+    return s
+
+
+def fma32(a: np.ndarray, b: np.ndarray, c: np.ndarray, mode: str = "rn") -> np.ndarray:
+    """Correctly rounded binary32 fused multiply-add (one rounding)."""
+    p = np.asarray(a, dtype=F32).astype(F64) * np.asarray(b, dtype=F32).astype(F64)
+    s, e = two_sum(p, np.asarray(c, dtype=F32).astype(F64))
+    return exact_to_format(s, e, "f32", mode)
+
+
+def add_directed(a: np.ndarray, b: np.ndarray, fmt: str, mode: str) -> np.ndarray:
+    """``a + b`` for binary32/16/bf16 inputs given as float64, rounded once."""
+    s, e = two_sum(np.asarray(a, dtype=F64), np.asarray(b, dtype=F64))
+    return exact_to_format(s, e, fmt, mode)
+
+
+def mul_directed(a: np.ndarray, b: np.ndarray, fmt: str, mode: str) -> np.ndarray:
+    p, e = two_prod(np.asarray(a, dtype=F64), np.asarray(b, dtype=F64))
+    return exact_to_format(p, e, fmt, mode)
+
+
+def fma_small(a: np.ndarray, b: np.ndarray, c: np.ndarray, fmt: str, mode: str) -> np.ndarray:
+    """fma for formats whose product is exact in binary64 (f16, bf16, f32)."""
+    p = np.asarray(a, dtype=F64) * np.asarray(b, dtype=F64)
+    s, e = two_sum(p, np.asarray(c, dtype=F64))
+    return exact_to_format(s, e, fmt, mode)
+
+
+def add64(a: np.ndarray, b: np.ndarray, mode: str) -> np.ndarray:
+    s, e = two_sum(np.asarray(a, dtype=F64), np.asarray(b, dtype=F64))
+    return _adjust64(s, e, mode)
+
+
+def mul64(a: np.ndarray, b: np.ndarray, mode: str) -> np.ndarray:
+    a = np.asarray(a, dtype=F64)
+    b = np.asarray(b, dtype=F64)
+    if mode == "rn":
+        return a * b
+    return fma64(a, b, np.zeros(np.broadcast(a, b).shape), mode)
+
+
+def _adjust64(s: np.ndarray, e: np.ndarray, mode: str) -> np.ndarray:
+    if mode == "rn":
+        return s
+    fin = np.isfinite(s)
+    if mode == "rp":
+        return np.where(fin & (e > 0), np.nextafter(s, np.inf), s)
+    if mode == "rm":
+        return np.where(fin & (e < 0), np.nextafter(s, -np.inf), s)
+    return np.where(fin & (e != 0) & (np.sign(e) != np.sign(s)), np.nextafter(s, 0.0), s)
+
+
+def ftz32(x: np.ndarray) -> np.ndarray:
+    """Flush binary32 subnormals to sign-preserving zero."""
+    x = np.asarray(x, dtype=F32)
+    sub = (np.abs(x) < np.finfo(F32).tiny) & (x != 0)
+    if np.any(sub):
+        return np.where(sub, np.copysign(F32(0.0), x), x).astype(F32)
+    return x

@@ -1,0 +1,407 @@
+"""Kernel launches: argument marshalling, memory set-up and CTA batching.
+
+``launch`` places module variables and argument arrays in global memory, lays out
+kernel parameters, and runs the grid in batches of CTAs (all CTAs of a batch execute
+together, vectorized; batches run one after another, which is one legal schedule of
+a CUDA grid).  After the run the argument arrays are updated in place.
+"""
+
+from __future__ import annotations
+
+import re
+import struct
+from collections import OrderedDict
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from ptxopt.ptx.ast import Module, VarDecl
+from ptxopt.sim.errors import SimError
+from ptxopt.sim.machine import Machine, Op, Stats, Violation, W
+from ptxopt.sim.memory import Memory
+from ptxopt.sim.ops import Decoder
+from ptxopt.sim.program import FuncInfo, Program, build_program, type_bytes, var_size
+from ptxopt.sim.values import TYPES
+
+Dim = int | tuple[int, ...] | list[int]
+
+
+@dataclass(slots=True)
+class LaunchResult:
+    """Statistics and checks of one launch."""
+
+    kernel: str
+    grid: tuple[int, int, int]
+    block: tuple[int, int, int]
+    warp_instructions: int = 0
+    lane_instructions: int = 0
+    divergent_branches: int = 0
+    max_divergence_depth: int = 0
+    barriers: int = 0
+    calls: int = 0
+    atomics: int = 0
+    steps: int = 0
+    batches: int = 0
+    seconds: float = 0.0
+    violations: list[Violation] = field(default_factory=list)
+    globals: dict[str, np.ndarray] = field(default_factory=dict)
+
+    def summary(self) -> str:
+        rate = self.lane_instructions / self.seconds if self.seconds > 0 else 0.0
+        return (
+            f"{self.kernel}<<<{self.grid}, {self.block}>>>: "
+            f"{self.warp_instructions} warp-instructions, {self.lane_instructions} "
+            f"lane-instructions, {self.divergent_branches} divergent branches, max "
+            f"divergence depth {self.max_divergence_depth}, {self.barriers} barrier "
+            f"arrivals, {self.atomics} atomic lane-ops, {self.calls} calls; "
+            f"{self.seconds:.3f} s ({rate / 1e6:.1f} M lane-instr/s)"
+        )
+
+
+@dataclass(slots=True)
+class Compiled:
+    prog: Program
+    code: list[Op]
+    dec: Decoder
+    globals: list[tuple[str, VarDecl, int]]  # unique name, decl, address
+    shared_static: int
+    dynamic_shared_offset: int
+    local_static: int
+    symbols: dict[str, tuple[str, int]]
+
+
+_CACHE: OrderedDict[Any, Compiled] = OrderedDict()
+
+
+def compile_module(ptx: str | Module, filename: str = "<input>") -> Compiled:
+    key: Any = (ptx, filename) if isinstance(ptx, str) else id(ptx)
+    hit = _CACHE.get(key)
+    if hit is not None and (isinstance(ptx, str) or hit.prog.module is ptx):
+        _CACHE.move_to_end(key)
+        return hit
+    if isinstance(ptx, str):
+        from ptxopt.ptx.parser import parse
+
+        module = parse(ptx, filename)
+    else:
+        module = ptx
+    prog = build_program(module)
+    symbols: dict[str, tuple[str, int]] = {}
+    globals_: list[tuple[str, VarDecl, int]] = []
+    shared_off = 0
+    local_off = 0
+    dyn: list[tuple[str, VarDecl]] = []
+    decls: list[tuple[str, VarDecl]] = [(v.name, v) for v in module.globals]
+    for info in prog.funcs.values():
+        for u, vi in info.vars.items():
+            if vi.decl is not None and vi.space in (".shared", ".global", ".const"):
+                decls.append((u, vi.decl))
+    # global addresses are assigned at launch time (after the memory exists); here only
+    # offsets for shared/local and the list of global-space variables
+    gaddr = 0
+    for name, v in decls:
+        size, align = var_size(v)
+        if v.space == ".shared":
+            if v.dims and v.dims[-1] is None or (".extern" in v.linkage and size == 0):
+                dyn.append((name, v))
+                continue
+            shared_off = (shared_off + align - 1) // align * align
+            symbols[name] = (".shared", shared_off)
+            shared_off += size
+        elif v.space in (".global", ".const"):
+            globals_.append((name, v, gaddr))
+            symbols[name] = (v.space, 0)  # patched below
+        elif v.space == ".local":
+            local_off = (local_off + align - 1) // align * align
+            symbols[name] = (".slocal", local_off)
+            local_off += size
+        elif v.space == ".tex":
+            raise SimError(v.span, "texture variables are unsupported by the interpreter")
+    dyn_off = (shared_off + 15) // 16 * 16
+    for name, v in dyn:
+        align = max(v.align or 16, 16)
+        dyn_off = (dyn_off + align - 1) // align * align
+        symbols[name] = (".shared", dyn_off)
+    # fixed global layout (independent of the arguments): module variables first
+    mem = Memory()
+    placed: list[tuple[str, VarDecl, int]] = []
+    for name, v, _ in globals_:
+        size, align = var_size(v)
+        addr = mem.allocate(name, max(size, 1), align, readonly=v.space == ".const")
+        placed.append((name, v, addr))
+        symbols[name] = (v.space, addr)
+    dec = Decoder(prog, symbols)
+    code = dec.decode_all()
+    comp = Compiled(
+        prog, code, dec, placed, shared_off, dyn_off, (local_off + 15) // 16 * 16, symbols
+    )
+    _CACHE[key] = comp
+    while len(_CACHE) > 16:
+        _CACHE.popitem(last=False)
+    return comp
+
+
+def _dim3(d: Dim, what: str) -> tuple[int, int, int]:
+    if isinstance(d, int | np.integer):
+        t = (int(d), 1, 1)
+    else:
+        v = [int(x) for x in d]
+        if not 1 <= len(v) <= 3:
+            raise SimError(None, f"{what} must have 1 to 3 dimensions")
+        t = (v + [1, 1])[:3]  # type: ignore[assignment]
+        t = (t[0], t[1], t[2])
+    if min(t) < 1:
+        raise SimError(None, f"{what} dimensions must be positive, got {t}")
+    return t
+
+
+_NUM = re.compile(
+    r"0[fF][0-9a-fA-F]{8}|0[dD][0-9a-fA-F]{16}|[-+]?0[xX][0-9a-fA-F]+U?|"
+    r"[-+]?[0-9]*\.?[0-9]+(?:[eE][-+]?[0-9]+)?U?|[A-Za-z_$.%][\w$.]*"
+)
+
+
+def _init_bytes(v: VarDecl, symbols: dict[str, tuple[str, int]]) -> bytes:
+    assert v.init is not None
+    ty = TYPES.get(v.type)
+    if ty is None:
+        raise SimError(v.span, f"unsupported initializer type {v.type}")
+    text = re.sub(r"generic\(([^)]*)\)", r"\1", v.init)
+    out = bytearray()
+    for tok in _NUM.findall(text):
+        if tok[:2].lower() == "0f":
+            val: Any = struct.unpack("<f", int(tok[2:], 16).to_bytes(4, "little"))[0]
+        elif tok[:2].lower() == "0d":
+            val = struct.unpack("<d", int(tok[2:], 16).to_bytes(8, "little"))[0]
+        elif tok[0].isalpha() or tok[0] in "_$.%":
+            if tok not in symbols:
+                raise SimError(v.span, f"unknown symbol {tok} in initializer")
+            val = symbols[tok][1]
+        else:
+            t = tok.rstrip("U")
+            val = int(t, 0) if re.fullmatch(r"[-+]?(0[xX][0-9a-fA-F]+|[0-9]+)", t) else float(t)
+        if ty.kind == "f":
+            out += struct.pack("<f" if ty.size == 4 else "<d", float(val))
+        elif ty.kind == "h":
+            out += np.float16(float(val)).tobytes()
+        else:
+            out += (int(val) & ((1 << (8 * ty.size)) - 1)).to_bytes(ty.size, "little")
+    return bytes(out)
+
+
+def _stack_bytes(prog: Program, entry: FuncInfo, default: int) -> tuple[int, bool]:
+    """Per-thread bytes for the frames of the deepest call chain from ``entry``."""
+    memo: dict[str, int] = {}
+    unbounded = False
+
+    def depth(name: str, active: set[str]) -> int:
+        nonlocal unbounded
+        if name in memo:
+            return memo[name]
+        info = prog.funcs[name]
+        if info.recursive or info.indirect_calls or name in active:
+            unbounded = True
+            return 0
+        active.add(name)
+        best = 0
+        for c in info.callees:
+            if c in prog.funcs:
+                best = max(best, depth(c, active))
+        active.discard(name)
+        memo[name] = info.frame_size + best
+        return memo[name]
+
+    d = depth(entry.name, set())
+    if unbounded:
+        return max(d, default), True
+    return d, False
+
+
+def launch(
+    ptx: str | Module,
+    kernel: str,
+    grid: Dim,
+    block: Dim,
+    args: list[Any] | tuple[Any, ...],
+    shared_bytes: int = 0,
+    uniform_claims: dict[str, Any] | None = None,
+    *,
+    max_steps: int = 20_000_000,
+    stack_bytes: int = 8192,
+    max_batch_threads: int | None = None,
+    filename: str = "<input>",
+) -> LaunchResult:
+    """Run ``kernel`` of ``ptx`` on the CPU (see :mod:`ptxopt.sim`)."""
+    import time
+
+    t0 = time.perf_counter()
+    comp = compile_module(ptx, filename)
+    prog = comp.prog
+    entry = prog.funcs.get(kernel)
+    if entry is None or not entry.is_entry:
+        names = [f.name for f in prog.funcs.values() if f.is_entry]
+        raise SimError(None, f"no kernel entry named {kernel!r} (entries: {', '.join(names)})")
+    g3 = _dim3(grid, "grid")
+    b3 = _dim3(block, "block")
+    nthr = b3[0] * b3[1] * b3[2]
+    if nthr > 1024:
+        raise SimError(entry.fn.span, f"block of {nthr} threads exceeds 1024")
+    params = entry.params
+    if len(args) != len(params):
+        raise SimError(
+            entry.fn.span, f"{kernel} takes {len(params)} parameters, got {len(args)} arguments"
+        )
+    # -- global memory: module variables (fixed), then the argument arrays
+    mem = Memory()
+    for name, v, _addr in comp.globals:
+        size, align = var_size(v)
+        mem.allocate(name, max(size, 1), align, readonly=v.space == ".const")
+    arrays: list[tuple[int, np.ndarray, int]] = []
+    kp = bytearray()
+    for i, (p, a) in enumerate(zip(params, args, strict=True)):
+        off = (len(kp) + p.align - 1) // p.align * p.align
+        kp += bytes(off - len(kp))
+        if (
+            isinstance(a, np.ndarray)
+            and a.ndim > 0
+            and p.size == 8
+            and p.decl is None
+            and (params_type(entry, i) in (".u64", ".b64", ".s64"))
+        ):
+            addr = mem.allocate(f"arg{i}", max(a.nbytes, 1), 256)
+            arrays.append((i, a, addr))
+            kp += addr.to_bytes(8, "little")
+        else:
+            kp += _scalar_bytes(a, entry, i, p.size)
+    mem.finalize_global()
+    for _name, v, addr in comp.globals:
+        if v.init is not None:
+            data = _init_bytes(v, comp.symbols)
+            size, _ = var_size(v)
+            mem.write_bytes(addr, data[:size])
+    for _i, a, addr in arrays:
+        mem.write_bytes(addr, np.ascontiguousarray(a).view(np.uint8).ravel())
+    mem.kparams = np.zeros((len(kp) + 15) // 16 * 16 or 16, dtype=np.uint8)
+    mem.kparams[: len(kp)] = np.frombuffer(bytes(kp), dtype=np.uint8)
+    # -- claims
+    claims: dict[str, set[str]] | None = None
+    if uniform_claims is not None:
+        claims = {}
+        for fname, vals in uniform_claims.items():
+            claims[fname] = {str(v) for v in vals}
+    # -- batching
+    stack, _rec = _stack_bytes(prog, entry, stack_bytes)
+    local_bytes = comp.local_static + stack
+    shared_total = (
+        comp.dynamic_shared_offset + shared_bytes
+        if shared_bytes
+        else max(
+            comp.shared_static,
+            comp.dynamic_shared_offset
+            if comp.dynamic_shared_offset > comp.shared_static
+            else comp.shared_static,
+        )
+    )
+    shared_total = max(shared_total, comp.shared_static)
+    wpc = (nthr + W - 1) // W
+    slot_threads = wpc * W
+    nregs = max(1, len(comp.dec.reg_types))
+    per_thread = 8 * min(nregs, 64) + local_bytes + shared_total / slot_threads + 48
+    if max_batch_threads is None:
+        # ~32K threads per batch keeps the register arrays cache-resident (measured fastest)
+        max_batch_threads = int(max(slot_threads, min(1 << 15, (256 << 20) / per_thread)))
+    ctas_per_batch = max(1, max_batch_threads // slot_threads)
+    total_ctas = g3[0] * g3[1] * g3[2]
+    all_ids = np.stack(
+        np.unravel_index(np.arange(total_ctas), (g3[2], g3[1], g3[0]))[::-1], axis=1
+    ).astype(np.int64)
+    stats = Stats()
+    violations: list[Violation] = []
+    batches = 0
+    old = np.seterr(all="ignore")
+    try:
+        for b0 in range(0, total_ctas, ctas_per_batch):
+            ids = all_ids[b0 : b0 + ctas_per_batch]
+            mem.setup_batch(len(ids), slot_threads, shared_total, local_bytes)
+            m = Machine(
+                prog,
+                comp.code,
+                mem,
+                entry,
+                len(ids),
+                b3,
+                ids,
+                g3,
+                comp.dec.reg_types,
+                claims,
+                max_steps,
+                comp.local_static,
+            )
+            m.run()
+            stats.merge(m.stats)
+            violations.extend(m.violations)
+            batches += 1
+    finally:
+        np.seterr(**old)
+    for _i, a, addr in arrays:
+        dev = mem.read_bytes(addr, a.nbytes)
+        if a.flags.c_contiguous and a.flags.writeable:
+            a.view(np.uint8).reshape(-1)[:] = dev
+        elif a.flags.writeable:
+            a[...] = dev.view(a.dtype).reshape(a.shape)
+    res = LaunchResult(kernel, g3, b3)
+    for f in (
+        "warp_instructions",
+        "lane_instructions",
+        "divergent_branches",
+        "max_divergence_depth",
+        "barriers",
+        "calls",
+        "atomics",
+        "steps",
+    ):
+        setattr(res, f, getattr(stats, f))
+    res.batches = batches
+    res.violations = violations
+    for name, v, addr in comp.globals:
+        size, _ = var_size(v)
+        res.globals[name] = mem.read_bytes(addr, size).copy()
+    res.seconds = time.perf_counter() - t0
+    return res
+
+
+def params_type(entry: FuncInfo, i: int) -> str:
+    return entry.fn.params[i].type
+
+
+def _scalar_bytes(a: Any, entry: FuncInfo, i: int, size: int) -> bytes:
+    p = entry.fn.params[i]
+    t = p.type
+    if isinstance(a, bytes | bytearray):
+        b = bytes(a)
+    elif isinstance(a, np.ndarray) and (a.ndim > 0 or p.dims):
+        b = np.ascontiguousarray(a).view(np.uint8).tobytes()
+    else:
+        ty = TYPES.get(t)
+        if ty is None:
+            raise SimError(p.span, f"unsupported parameter type {t}")
+        if ty.kind == "f":
+            b = np.array(a, dtype=ty.dt).tobytes()
+        elif ty.kind == "h":
+            b = np.array(a, dtype=np.float16).tobytes()
+        elif ty.kind == "p":
+            b = bytes([1 if a else 0])
+        else:
+            if isinstance(a, float | np.floating):
+                v = np.array(a, dtype=np.float32 if type_bytes(t) == 4 else np.float64)
+                b = v.tobytes()[: type_bytes(t)]
+            else:
+                iv = int(a)
+                b = (iv & ((1 << (8 * ty.size)) - 1)).to_bytes(ty.size, "little")
+    if len(b) > size:
+        raise SimError(
+            p.span,
+            f"argument {i} ({len(b)} bytes) is larger than parameter {p.name} ({size} bytes)",
+        )
+    return b + bytes(size - len(b))
