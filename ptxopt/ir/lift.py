@@ -18,7 +18,7 @@
 from __future__ import annotations
 
 from ptxopt.analysis.dominators import DomTree
-from ptxopt.analysis.liveness import liveness
+from ptxopt.analysis.liveness import bits_of, liveness
 from ptxopt.ir.core import CARRY, Block, Func, Inst, IRModule, Phi, Value
 from ptxopt.ir.operands import regs_of
 from ptxopt.ptx.ast import (
@@ -311,6 +311,15 @@ def lift_function(fn: Function) -> Func:
     return func
 
 
+def _bitset(indices: list[int] | set[int]) -> int:
+    if not indices:
+        return 0
+    buf = bytearray((max(indices) >> 3) + 1)
+    for k in indices:
+        buf[k >> 3] |= 1 << (k & 7)
+    return int.from_bytes(buf, "little")
+
+
 def _construct_ssa(func: Func) -> None:
     blocks = func.blocks
     n = len(blocks)
@@ -325,12 +334,15 @@ def _construct_ssa(func: Func) -> None:
             var_names.append(name)
         return k
 
+    # Upward-exposed uses and definitions per block, gathered as index lists and
+    # turned into bitsets once per block (per-operand big-int updates would cost
+    # O(registers) each).
     uses = [0] * n
     defs = [0] * n
     def_blocks: dict[int, list[int]] = {}
     for b in blocks:
-        u = 0
-        d = 0
+        used: list[int] = []
+        defined: set[int] = set()
         for inst in b.insts:
             if inst.info is None:
                 continue
@@ -346,9 +358,9 @@ def _construct_ssa(func: Func) -> None:
                 names.append(CARRY)
             for nm in names:
                 if nm in reg_types or nm == CARRY:
-                    bit = 1 << vidx(nm)
-                    if not d & bit:
-                        u |= bit
+                    k = vidx(nm)
+                    if k not in defined:
+                        used.append(k)
                 elif not is_special_register(nm):
                     raise PtxError(ast.span, f"undeclared register '{nm}'")
             dnames: list[str] = list(inst.defs)  # type: ignore[arg-type]
@@ -358,12 +370,11 @@ def _construct_ssa(func: Func) -> None:
                 if nm not in reg_types and nm != CARRY:
                     raise PtxError(ast.span, f"cannot write to '{nm}'")
                 k = vidx(nm)
-                bit = 1 << k
-                if not d & bit:
-                    d |= bit
+                if k not in defined:
+                    defined.add(k)
                     def_blocks.setdefault(k, []).append(b.index)
-        uses[b.index] = u
-        defs[b.index] = d
+        uses[b.index] = _bitset(used)
+        defs[b.index] = _bitset(defined)
     func.reg_types.setdefault(CARRY, ".pred")
     succs = func.cfg_succs()
     live = liveness(succs, uses, defs)
@@ -371,13 +382,14 @@ def _construct_ssa(func: Func) -> None:
     any_live = 0
     for x in live.live_in:
         any_live |= x
+    live_vars = set(bits_of(any_live))
 
     # phi placement
     phi_var: dict[int, list[tuple[int, Phi]]] = {}
     for k, dblocks in def_blocks.items():
-        bit = 1 << k
-        if not any_live & bit:
+        if k not in live_vars:
             continue
+        bit = 1 << k
         name = var_names[k]
         vtype = reg_types[name]
         for bi in dom.iterated_frontier(dblocks):
