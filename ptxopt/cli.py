@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import re
 import sys
 import tempfile
 from collections.abc import Sequence
@@ -73,6 +74,11 @@ def cmd_opt(args: argparse.Namespace) -> int:
         passes = parse_pipeline(args.passes)
     except ValueError as e:
         print(f"ptxopt: error: {e}", file=sys.stderr)
+        return 2
+    if args.arch is not None and not re.fullmatch(
+        r"sm_(7[5-9]|[89][0-9]|1[0-2][0-9])[af]?", args.arch
+    ):
+        print(f"ptxopt: error: unsupported --arch '{args.arch}' (sm_75 .. sm_120)", file=sys.stderr)
         return 2
     text, name = read_input(args.input)
     result = optimize(text, name, passes, verify_each=args.verify_each, arch=args.arch)

@@ -125,3 +125,13 @@ def test_console_script_runs() -> None:
         [sys.executable, "-m", "ptxopt.cli", "--version"], capture_output=True, text=True
     )
     assert r.returncode == 0 and r.stdout.startswith("ptxopt ")
+
+
+def test_unsupported_arch_is_a_usage_error(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["opt", "example:reduce", "--arch", "sm_70", "-o", "-"]) == 2
+    assert "unsupported --arch 'sm_70'" in capsys.readouterr().err
+
+
+def test_shipped_example_runs(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["opt", "example:reduce", "--arch", "sm_90", "-o", "-"]) == 0
+    assert ".visible .entry block_reduce_sum(" in capsys.readouterr().out
