@@ -20,7 +20,7 @@ from __future__ import annotations
 from ptxopt.analysis.dominators import DomTree
 from ptxopt.analysis.liveness import bits_of, liveness
 from ptxopt.ir.core import CARRY, Block, Func, Inst, IRModule, Phi, Value
-from ptxopt.ir.operands import regs_of
+from ptxopt.ir.operands import reg_names
 from ptxopt.ptx.ast import (
     Addr,
     BranchTargets,
@@ -272,26 +272,32 @@ def _collect_slots(func: Func) -> None:
                 continue
             ast = inst.ast
             ops = ast.operands
+            nops = len(ops)
             dnames: list[str] = []
             unames: list[str] = []
-            tied: list[bool] = []
+            tied: list[bool] | None = None
             rmw = info.rmw
             for k in info.defs:
-                if k < len(ops):
-                    for r in regs_of(ops[k]):
-                        dnames.append(r.name)
-                        tied.append(k in rmw)
+                if k < nops:
+                    start = len(dnames)
+                    reg_names(ops[k], dnames)
+                    if k in rmw:
+                        if tied is None:
+                            tied = [False] * start
+                        tied.extend([True] * (len(dnames) - start))
+                    elif tied is not None:
+                        tied.extend([False] * (len(dnames) - start))
+            defs = info.defs
             for k in info.uses:
-                if k < len(ops) and k not in info.defs:
-                    for r in regs_of(ops[k]):
-                        unames.append(r.name)
+                if k < nops and k not in defs:
+                    reg_names(ops[k], unames)
             inst.slot_names = dnames + unames
             # defs/uses temporarily hold names; replaced by values during renaming.
             inst.defs = dnames  # type: ignore[assignment]
             inst.uses = unames  # type: ignore[assignment]
             if ast.pred is not None and dnames:
-                tied = [True] * len(dnames)
-            if any(tied):
+                inst.olds = [True] * len(dnames)  # type: ignore[list-item]
+            elif tied is not None and any(tied):
                 inst.olds = [True if t else None for t in tied]  # type: ignore[misc]
 
 

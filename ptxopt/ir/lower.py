@@ -66,12 +66,12 @@ class _Lowerer:
             self.emit_instr(_mov(dst, src, t), loc)
 
     def lower_inst(self, inst: Inst) -> Instr:
-        asg = self.asg
-        names: list[str | Imm] = [asg.name(d) for d in inst.defs]  # type: ignore[misc]
-        names.extend(asg.name(u) for u in inst.uses)
+        reg = self.asg.reg.get
+        names: list[str | Imm] = [reg(d.id, d.var) for d in inst.defs]
+        names.extend(u if type(u) is Imm else reg(u.id, u.var) for u in inst.uses)  # type: ignore[union-attr]
         pred = inst.pred
         ast = inst.ast
-        pred_name = asg.name(pred) if pred is not None else None
+        pred_name = reg(pred.id, pred.var) if pred is not None else None
         if names == inst.slot_names and (pred is None or pred_name == ast.pred.name):  # type: ignore[union-attr]
             return ast
         it = iter(names)

@@ -36,6 +36,33 @@ def regs_of(op: Operand) -> Iterator[Reg]:
             yield from regs_of(e)
 
 
+def reg_names(op: Operand, out: list[str]) -> None:
+    """Append the register names of ``op``'s slots to ``out`` (same order as
+    :func:`regs_of`, without generator overhead: used on every instruction)."""
+    t = type(op)
+    if t is Reg:
+        out.append(op.name)  # type: ignore[union-attr]
+    elif t is Addr:
+        if op.base is not None:  # type: ignore[union-attr]
+            reg_names(op.base, out)  # type: ignore[union-attr]
+        for e in op.extra:  # type: ignore[union-attr]
+            reg_names(e, out)
+    elif t is Vec:
+        for e in op.elems:  # type: ignore[union-attr]
+            if type(e) is Reg:
+                out.append(e.name)
+            else:
+                reg_names(e, out)
+    elif t is Pair:
+        reg_names(op.first, out)  # type: ignore[union-attr]
+        reg_names(op.second, out)  # type: ignore[union-attr]
+    elif t is Not:
+        out.append(op.operand.name)  # type: ignore[union-attr]
+    elif t is ParenList:
+        for e in op.items:  # type: ignore[union-attr]
+            reg_names(e, out)
+
+
 def rebuild(op: Operand, names: Iterator[str | Imm]) -> Operand:
     """Return ``op`` with each register slot replaced by the next item of ``names``
     (a register name, or an immediate where a constant was folded in)."""
