@@ -12,6 +12,7 @@ from __future__ import annotations
 import time
 from dataclasses import dataclass, field
 
+from ptxopt.analysis.divergence import bind_module
 from ptxopt.analysis.manager import AnalysisManager
 from ptxopt.ir.core import IRModule
 from ptxopt.ir.verify import verify_function
@@ -81,6 +82,8 @@ def run_pipeline(
 ) -> PipelineReport:
     report = report or PipelineReport()
     am = am or AnalysisManager()
+    # analyses that look across calls (divergence) need to know the module
+    bind_module(mod)
     classes = available_passes()
     for name in names:
         p = classes[name](**(options or {}).get(name, {}))

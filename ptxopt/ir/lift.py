@@ -61,6 +61,7 @@ class _Flattener:
     def __init__(self, func: Func) -> None:
         self.func = func
         self.used: set[str] = set()  # every name declared so far in the function
+        self.suffix: dict[str, int] = {}  # last suffix handed out per clashing name
         self.items: list[tuple[str, object, DebugLoc | None]] = []
         self.pending_loc: DebugLoc | None = None
 
@@ -71,9 +72,10 @@ class _Flattener:
         if name not in self.used:
             self.used.add(name)
             return name
-        k = 1
+        k = self.suffix.get(name, 0) + 1
         while f"{name}_{k}" in self.used:
             k += 1
+        self.suffix[name] = k
         new = f"{name}_{k}"
         self.used.add(new)
         return new

@@ -1,0 +1,48 @@
+"""``ptxopt analyze IN [--json] [--explain REG]``: the divergence report of a PTX file."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from typing import Any
+
+
+def analyze_text(text: str, filename: str) -> tuple[Any, Any, dict[str, Any]]:
+    """Parse, lift and analyse ``text``; returns (IR module, ModuleDivergence, report)."""
+    from ptxopt.analysis.divergence import analyze_module
+    from ptxopt.ir.lift import lift_module
+    from ptxopt.ptx.parser import parse
+    from ptxopt.report.divergence_report import module_report
+
+    mod = lift_module(parse(text, filename))
+    md = analyze_module(mod)
+    return mod, md, module_report(mod, md)
+
+
+def cmd_analyze(args: argparse.Namespace) -> int:
+    from ptxopt.cli import read_input
+    from ptxopt.report.divergence_report import explain, format_text
+
+    text, name = read_input(args.input)
+    mod, md, report = analyze_text(text, name)
+    if args.explain:
+        sys.stdout.write(explain(mod, md, args.explain))
+    elif args.json:
+        sys.stdout.write(json.dumps(report, indent=1, sort_keys=False) + "\n")
+    else:
+        sys.stdout.write(format_text(report))
+    return 0
+
+
+def add_parser(subparsers: Any) -> None:
+    p = subparsers.add_parser(
+        "analyze",
+        help="divergence report: uniform/varying registers and branches",
+        description="For every register and conditional branch of every function, say "
+        "whether it is warp-uniform or varying, and why.",
+    )
+    p.add_argument("input", help="PTX file ('-' for standard input)")
+    p.add_argument("--json", action="store_true", help="machine-readable output")
+    p.add_argument("--explain", metavar="REG", help="root-cause chain of REG (or FUNC:REG)")
+    p.set_defaults(func=cmd_analyze)
