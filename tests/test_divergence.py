@@ -374,3 +374,25 @@ def test_corpus_runs() -> None:
         mod = lift_module(parse(p.read_text(), str(p)))
         md = analyze_module(mod)
         assert not md.stats.budget_hit, p
+
+
+def test_pipeline_phases_recompute_from_scratch() -> None:
+    from ptxopt.analysis.divergence import Divergence, bind_module
+    from ptxopt.analysis.manager import AnalysisManager
+    from ptxopt.ir.lift import lift_module
+    from ptxopt.pipeline import available_passes, run_pipeline
+    from ptxopt.ptx.parser import parse
+
+    passes = available_passes()
+    assert passes["propagate-varying-first"].phase == 53
+    assert passes["propagate-varying-second"].phase == 70
+    text = (pathlib.Path(__file__).parent / "corpus" / "cuda" / "reduce.O3.sm90.ptx").read_text()
+    mod = lift_module(parse(text, "reduce.ptx"))
+    bind_module(mod)
+    am = AnalysisManager()
+    first = {f.name: am.get(Divergence, f) for f in mod.funcs}
+    run_pipeline(mod, ["propagate-varying-first", "propagate-varying-second"], am=am)
+    for f in mod.funcs:
+        again = am.get(Divergence, f)
+        assert again is not first[f.name]  # recomputed, not served from the cache
+        assert bytes(again.varying) == bytes(first[f.name].varying)

@@ -1,0 +1,39 @@
+"""The two pipeline runs of varying propagation (spec 01): phase 53
+``OriPropagateVaryingFirst`` and phase 70 ``OriPropagateVaryingSecond``.
+
+Neither changes the IR: each drops any cached divergence result and recomputes it
+from scratch (reset, seed, iterate), so the passes between them see facts that
+match the code they transform.  With ``--time-passes`` each run shows up as its own
+phase.
+"""
+
+from __future__ import annotations
+
+from ptxopt.analysis.divergence import propagate_varying
+from ptxopt.analysis.manager import PRESERVE_ALL, AnalysisManager
+from ptxopt.ir.core import Func
+from ptxopt.transforms.base import FunctionPass, register
+
+
+@register
+class PropagateVaryingFirst(FunctionPass):
+    name = "propagate-varying-first"
+    phase = 53
+    description = "OriPropagateVaryingFirst: recompute per-value uniform/varying from scratch"
+    preserves = PRESERVE_ALL
+
+    def run(self, func: Func, am: AnalysisManager) -> bool:
+        propagate_varying(func, am, self.phase or 53)
+        return False
+
+
+@register
+class PropagateVaryingSecond(FunctionPass):
+    name = "propagate-varying-second"
+    phase = 70
+    description = "OriPropagateVaryingSecond: the same analysis rerun after the mid pipeline"
+    preserves = PRESERVE_ALL
+
+    def run(self, func: Func, am: AnalysisManager) -> bool:
+        propagate_varying(func, am, self.phase or 70)
+        return False
