@@ -259,6 +259,27 @@ $L_loop:
 )
 
 
+BRX_SWAP = kernel(
+    """\tmov.u32 %r1, 1;
+\tmov.u32 %r2, 2;
+\tmov.u32 %r3, 0;
+$L_head:
+\tmov.u32 %r4, %r1;
+\tmov.u32 %r1, %r2;
+\tmov.u32 %r2, %r4;
+\tadd.s32 %r3, %r3, 1;
+\tsetp.lt.u32 %p1, %r3, %r21;
+\tselp.u32 %r9, 0, 1, %p1;
+\tbrx.idx %r9, tbl;
+$L_exit:
+\tshl.b32 %r5, %r1, 8;
+\tor.b32 %r6, %r5, %r2;
+\tst.global.u32 [%rd4], %r6;
+\tret;""",
+    regs="\ttbl: .branchtargets $L_head, $L_exit;\n",
+)
+
+
 def run_kernel(text: str, n: int = 40) -> np.ndarray:
     from ptxopt.sim import launch
 
@@ -268,7 +289,13 @@ def run_kernel(text: str, n: int = 40) -> np.ndarray:
 
 
 @pytest.mark.parametrize(
-    "name, text", [("swap", SWAP), ("lost_copy", LOST_COPY), ("branch_predicate", BRANCH_PRED)]
+    "name, text",
+    [
+        ("swap", SWAP),
+        ("lost_copy", LOST_COPY),
+        ("branch_predicate", BRANCH_PRED),
+        ("brx_swap", BRX_SWAP),
+    ],
 )
 def test_out_of_ssa_after_copy_propagation(name: str, text: str, tmp_path: Path) -> None:
     mod = lift_module(parse(text, f"{name}.ptx"))

@@ -43,6 +43,8 @@ class _Lowerer:
         self.used_regs: dict[str, str] = {}
         self.split_count = 0
         self.tables = {st.name: st for st in func.head if isinstance(st, BranchTargets)}
+        self.extra_tables: list[BranchTargets] = []
+        self.label_block = {lab: b.index for b in func.blocks for lab in b.labels}
 
     def temp(self, vtype: str) -> str:
         while True:
@@ -95,7 +97,7 @@ class _Lowerer:
         end_copies: dict[int, list[Copy]] = {}
         after: dict[int, list[Block]] = {}  # blocks to place right after a block
         tail: list[tuple[str, list[Copy], str]] = []  # split blocks at the end
-        retarget: dict[tuple[int, str], str] = {}
+        retarget: dict[tuple[int, int], str] = {}  # (pred, succ block) -> split label
         for (pi, si), copies in sorted(asg.edge_copies.items()):
             pred = func.blocks[pi]
             succ = func.blocks[si]
@@ -111,8 +113,7 @@ class _Lowerer:
                 label = f"$L__ptxopt_edge{self.split_count}"
                 target = succ.labels[0]
                 tail.append((label, copies, target))
-                retarget[(pi, target)] = label
-        head_lines = format_body(list(func.head), 1)
+                retarget[(pi, si)] = label
         for b in blocks:
             self.emit_block(b, end_copies.get(b.index, []), retarget)
             for nb in after.get(b.index, []):
@@ -121,10 +122,11 @@ class _Lowerer:
             self.lines.append(f"{label}:")
             self.emit_copies(copies, None)
             self.lines.append(f"\tbra.uni \t{target};")
+        head_lines = format_body([*func.head, *self.extra_tables], 1)
         return head_lines + self.decl_lines() + self.lines
 
     def emit_block(
-        self, b: Block, copies: list[Copy], retarget: dict[tuple[int, str], str]
+        self, b: Block, copies: list[Copy], retarget: dict[tuple[int, int], str]
     ) -> None:
         for lab in b.labels:
             self.lines.append(f"{lab}:")
@@ -156,16 +158,25 @@ class _Lowerer:
             self.emit_copies(copies, term.loc)
         if retarget and ast.opcode == "bra":
             tgt = ast.operands[-1]
-            if isinstance(tgt, Sym) and (b.index, tgt.name) in retarget:
-                ops = list(ast.operands)
-                ops[-1] = Sym(retarget[(b.index, tgt.name)])
-                ast = Instr(ast.opcode, ast.mods, ops, ast.pred, ast.pred_neg, ast.span)
+            if isinstance(tgt, Sym):
+                key = (b.index, self.label_block.get(tgt.name, -1))
+                if key in retarget:
+                    ops = list(ast.operands)
+                    ops[-1] = Sym(retarget[key])
+                    ast = Instr(ast.opcode, ast.mods, ops, ast.pred, ast.pred_neg, ast.span)
         if retarget and ast.opcode == "brx":
             tbl = ast.operands[-1]
             if isinstance(tbl, Sym) and tbl.name in self.tables:
                 labels = self.tables[tbl.name].labels
-                if any((b.index, lab) in retarget for lab in labels):
-                    raise NotImplementedError("splitting a brx.idx edge")
+                keys = [(b.index, self.label_block.get(lab, -1)) for lab in labels]
+                if any(k in retarget for k in keys):
+                    # this branch's own copy of the table, pointing at the split blocks
+                    name = f"{tbl.name}_ptxopt{len(self.extra_tables) + 1}"
+                    new = [retarget.get(k, lab) for k, lab in zip(keys, labels, strict=True)]
+                    self.extra_tables.append(BranchTargets(name, new))
+                    ops = list(ast.operands)
+                    ops[-1] = Sym(name)
+                    ast = Instr(ast.opcode, ast.mods, ops, ast.pred, ast.pred_neg, ast.span)
         self.emit_instr(ast, term.loc)
 
     def emit_inst(self, inst: Inst) -> None:
