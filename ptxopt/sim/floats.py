@@ -285,3 +285,119 @@ def ftz32(x: np.ndarray) -> np.ndarray:
     if np.any(sub):
         return np.where(sub, np.copysign(F32(0.0), x), x).astype(F32)
     return x
+
+
+# ---------------------------------------------------------------------------
+# Correctly rounded division and square root in the directed modes
+#
+# ``q = RN(a / b)`` and ``s = RN(sqrt(x))`` in binary64 leave exactly representable
+# remainders ``a - q*b`` and ``x - s*s`` (Boldo and Daumas, "Representable
+# correcting terms for possibly underflowing floating point operations", ARITH
+# 2003), which one correctly rounded ``fma`` computes exactly.  The remainder's
+# sign says on which side of ``q`` (``s``) the exact result lies: for binary64
+# results that decides the directed rounding, for binary32 results round-to-odd
+# in binary64 followed by the final rounding is correct.  Lanes near the ends of
+# the binary64 range (where the remainder could underflow) use exact rational or
+# integer arithmetic instead.
+
+_FORMATS = {"f16": (11, -14, 15), "f32": (24, -126, 127), "f64": (53, -1022, 1023)}
+
+
+def round_fraction(q: Fraction, fmt: str, mode: str) -> float:
+    """Round the exact rational ``q`` to ``fmt`` ("f16", "f32", "f64") in ``mode``
+    (subnormals and overflow included); the result is returned as a Python float."""
+    p, emin, emax = _FORMATS[fmt]
+    if q == 0:
+        return 0.0
+    neg = q < 0
+    a = -q if neg else q
+    e = a.numerator.bit_length() - a.denominator.bit_length()
+    if Fraction(2) ** e > a:
+        e -= 1
+    largest = (2 - Fraction(2) ** (1 - p)) * Fraction(2) ** emax
+    away = mode == ("rm" if neg else "rp")
+    if e > emax:
+        if mode == "rn" or away:
+            return -math.inf if neg else math.inf
+        return float(-largest if neg else largest)
+    qe = max(e, emin) - p + 1
+    scaled = a / Fraction(2) ** qe
+    n = scaled.numerator // scaled.denominator
+    rem = scaled - n
+    if rem:
+        if mode == "rn":
+            if rem > Fraction(1, 2) or (rem == Fraction(1, 2) and n & 1):
+                n += 1
+        elif away:
+            n += 1
+    r = Fraction(n) * Fraction(2) ** qe
+    if r > largest:
+        if mode == "rn" or away:
+            return -math.inf if neg else math.inf
+        r = largest
+    v = math.ldexp(n, qe) if r != largest else float(largest)
+    return -v if neg else v
+
+
+def sqrt_fraction(x: float) -> Fraction:
+    """A rational with the same rounding as ``sqrt(x)`` (``x > 0`` finite) in every
+    format of at most 53 bits: the exact root when it is rational, else a value
+    strictly between the two 64+-bit truncations that bracket it."""
+    fx = Fraction(x)
+    k = fx.denominator.bit_length() - 1  # denominator is 2**k
+    j = (k + 1) // 2 + 64
+    big = fx.numerator * 4**j // fx.denominator
+    r = math.isqrt(big)
+    if r * r == big:
+        return Fraction(r, 2**j)
+    return Fraction(2 * r + 1, 2 ** (j + 1))
+
+
+def _sign_fix(r: np.ndarray, b: np.ndarray) -> np.ndarray:
+    return np.where(np.signbit(b), -r, r)
+
+
+def div_directed(a: np.ndarray, b: np.ndarray, fmt: str, mode: str) -> np.ndarray:
+    """Correctly rounded ``a / b`` for binary32 or binary64 operands (as arrays of
+    that format) in any rounding mode."""
+    a64, b64 = np.broadcast_arrays(np.asarray(a, dtype=F64), np.asarray(b, dtype=F64))
+    with np.errstate(all="ignore"):
+        q = a64 / b64
+        r = fma64(-q, b64, a64, "rn")
+    fin = np.isfinite(q) & np.isfinite(a64) & np.isfinite(b64)
+    e = np.where(fin, _sign_fix(r, b64), 0.0)
+    if fmt == "f32":
+        return f64_to_f32(round_to_odd(q, e), mode)
+    out = _adjust64(q, e, mode)
+    lo, hi = F64(2.0**-900), F64(2.0**1000)
+    aq, aa, ab = np.abs(q), np.abs(a64), np.abs(b64)
+    edge = (
+        np.isfinite(a64)
+        & np.isfinite(b64)
+        & (a64 != 0)
+        & (b64 != 0)
+        & ~((aq > lo) & (aq < hi) & (aa > lo) & (aa < hi) & (ab > lo) & (ab < hi))
+    )
+    if np.any(edge):
+        out = np.array(out, dtype=F64, copy=True)
+        for i in zip(*np.nonzero(edge), strict=True):
+            out[i] = round_fraction(Fraction(float(a64[i])) / Fraction(float(b64[i])), fmt, mode)
+    return out
+
+
+def sqrt_directed(x: np.ndarray, fmt: str, mode: str) -> np.ndarray:
+    """Correctly rounded square root of binary32 or binary64 operands in any mode."""
+    x64 = np.asarray(x, dtype=F64)
+    with np.errstate(all="ignore"):
+        s = np.sqrt(x64)
+        r = fma64(-s, s, x64, "rn")
+    e = np.where(np.isfinite(s) & (x64 > 0), r, 0.0)
+    if fmt == "f32":
+        return f64_to_f32(round_to_odd(s, e), mode)
+    out = _adjust64(s, e, mode)
+    edge = np.isfinite(x64) & (x64 > 0) & ((x64 < F64(2.0**-900)) | (x64 > F64(2.0**1000)))
+    if np.any(edge):
+        out = np.array(out, dtype=F64, copy=True)
+        for i in zip(*np.nonzero(edge), strict=True):
+            out[i] = round_fraction(sqrt_fraction(float(x64[i])), fmt, mode)
+    return out

@@ -17,6 +17,7 @@ from typing import Any
 import numpy as np
 
 from ptxopt.ptx.ast import Module, VarDecl
+from ptxopt.sim.claims import Claims, resolve_claims
 from ptxopt.sim.errors import SimError
 from ptxopt.sim.machine import Machine, Op, Stats, Violation, W
 from ptxopt.sim.memory import Memory
@@ -285,11 +286,9 @@ def launch(
     mem.kparams = np.zeros((len(kp) + 15) // 16 * 16 or 16, dtype=np.uint8)
     mem.kparams[: len(kp)] = np.frombuffer(bytes(kp), dtype=np.uint8)
     # -- claims
-    claims: dict[str, set[str]] | None = None
+    claims: Claims | None = None
     if uniform_claims is not None:
-        claims = {}
-        for fname, vals in uniform_claims.items():
-            claims[fname] = {str(v) for v in vals}
+        claims = resolve_claims(prog, uniform_claims)
     # -- batching
     stack, _rec = _stack_bytes(prog, entry, stack_bytes)
     local_bytes = comp.local_static + stack

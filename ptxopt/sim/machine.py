@@ -42,6 +42,7 @@ from typing import Any
 import numpy as np
 
 from ptxopt.ptx.ast import Instr
+from ptxopt.sim.claims import Claims
 from ptxopt.sim.errors import SimError
 from ptxopt.sim.memory import FUNC_BASE, Memory
 from ptxopt.sim.program import FuncInfo, Program
@@ -51,6 +52,7 @@ NORMAL = 0
 CALL = 1
 _AR32 = np.arange(W, dtype=np.int64)
 _NOPC = np.int64(np.iinfo(np.int64).max)
+_ALL = slice(None)
 
 
 @dataclass(slots=True)
@@ -85,11 +87,13 @@ class Violation:
     location: str
     warp: int
     values: dict[int, int] = field(default_factory=dict)  # lane -> bits
+    value: str = ""  # the SSA value claimed (``%r5.12``), for SSA claims
 
     def __str__(self) -> str:
         vals = ", ".join(f"{k}:{v:#x}" for k, v in list(self.values.items())[:8])
+        what = f"{self.register} ({self.value})" if self.value else self.register
         return (
-            f"{self.location}: {self.register} in {self.function} not uniform in warp "
+            f"{self.location}: {what} in {self.function} not uniform in warp "
             f"{self.warp} at '{self.instruction}' (lane:value {vals})"
         )
 
@@ -139,7 +143,7 @@ class Op:
     ``alu`` (``fn(m, sel, tids)``), ``warp`` (``fn(m, G, lanes2d, sel, tids)``) or a
     control kind handled by the machine itself."""
 
-    __slots__ = ("kind", "fn", "ins", "data", "guard", "guard_neg")
+    __slots__ = ("kind", "fn", "ins", "data", "guard", "guard_neg", "lanewise")
 
     def __init__(
         self, kind: str, ins: Instr, fn: Callable[..., None] | None = None, data: Any = None
@@ -150,6 +154,9 @@ class Op:
         self.data = data
         self.guard = ins.pred.name if ins.pred is not None else None
         self.guard_neg = ins.pred_neg
+        # set by the decoder: an ``alu`` op that is a pure per-lane function of
+        # registers (may run on whole arrays with a write mask)
+        self.lanewise = False
 
 
 class Machine:
@@ -164,7 +171,7 @@ class Machine:
         cta_ids: np.ndarray,
         grid: tuple[int, int, int],
         reg_types: dict[str, Any],
-        claims: dict[str, set[str]] | None,
+        claims: Claims | None,
         max_steps: int,
         local_static: int,
     ) -> None:
@@ -183,6 +190,7 @@ class Machine:
         self.violations: list[Violation] = []
         self.claims = claims
         self.R = Registers(reg_types, self.T)
+        self.wmask: np.ndarray | None = None  # lane mask of a whole-array ALU step
         T = self.T
         self.all_tids = np.arange(T, dtype=np.int64)
         self.all_warps = np.arange(self.NW, dtype=np.int64)
@@ -300,6 +308,8 @@ class Machine:
         return f"thread {tid} of CTA {ctaid} (warp {lin // W}, lane {lin % W}, batch CTA {cta})"
 
     def warp_threads(self, G: np.ndarray) -> np.ndarray:
+        if len(G) == self.NW:  # G is always sorted and duplicate-free
+            return self.all_tids
         return (G[:, None] * W + _AR32).ravel()
 
     def ensure_depth(self, extra: int) -> None:
@@ -318,21 +328,47 @@ class Machine:
 
     def store_reg(self, name: str, sel: Any, tids: np.ndarray, bits: Any, pc: int) -> None:
         arr = self.R[name]
-        arr[sel] = bits
+        wm = self.wmask
+        if wm is None:
+            arr[sel] = bits
+        else:
+            np.copyto(arr, bits, casting="unsafe", where=wm if arr.ndim == 1 else wm[:, None])
+            tids = np.flatnonzero(wm)
         if self.claims is not None:
-            self._check_uniform(name, tids, pc)
+            self._check_write(name, tids, pc)
 
-    def _check_uniform(self, name: str, tids: np.ndarray, pc: int) -> None:
+    def _check_write(self, name: str, tids: np.ndarray, pc: int) -> None:
+        claims = self.claims
+        assert claims is not None
+        at = claims.writes.get(pc)
+        if at is not None and name in at:
+            var, label = at[name]
+            self._check_uniform(name, tids, pc, var, label)
+            return
         owner = self.prog.owner[pc]
-        claimed = self.claims.get(owner.name) if self.claims else None
+        claimed = claims.names.get(owner.name)
         if not claimed:
             return
         short = name.split("::", 1)[1] if "::" in name else name
         base = short.split("#", 1)[0]
         if short not in claimed and base not in claimed:
             return
+        self._check_uniform(name, tids, pc, short, "")
+
+    def check_joins(self, pc: int, tids: np.ndarray) -> None:
+        """Phi claims: the register holds one value per warp on arrival at ``pc``."""
+        assert self.claims is not None
+        for reg, var, label in self.claims.joins[pc]:
+            self._check_uniform(reg, tids, pc, var, label)
+
+    def _check_uniform(self, name: str, tids: np.ndarray, pc: int, short: str, value: str) -> None:
+        if not len(tids):
+            return
+        owner = self.prog.owner[pc]
         arr = self.R[name]
         vals = arr[tids]
+        if vals.ndim == 2:  # .b128: compare both words
+            vals = vals[:, 0] ^ (vals[:, 1] * np.uint64(0x9E3779B97F4A7C15))
         warps = tids // W
         # first value of each warp among written lanes
         order = np.argsort(warps, kind="stable")
@@ -363,6 +399,7 @@ class Machine:
                         )
                         for ln, v in zip(lanes, vv, strict=True)
                     },
+                    value,
                 )
             )
 
@@ -371,15 +408,18 @@ class Machine:
         code = self.code
         stats = self.stats
         steps = 0
+        joins = self.claims.joins if self.claims is not None and self.claims.joins else None
         while True:
             if self.together:
                 G = self.all_warps
                 is_all = True
                 pc = int(self.pc[0])
+                Gm: Any = None
             else:
                 runnable = ~(self.done | self.blocked)
                 if not runnable.any():
                     if self.done.all():
+                        stats.steps = steps
                         return
                     self.release_barriers()
                     continue
@@ -399,6 +439,29 @@ class Machine:
                     f"step budget of {self.max_steps} exceeded (infinite loop or livelock?)",
                 )
             op = code[pc]
+            if (
+                op.lanewise
+                and joins is None
+                and not (is_all and self._full)
+                and 4 * len(G) >= self.NW
+            ):
+                # most warps execute: compute on whole register arrays and write
+                # through a lane mask (cheaper than gathering and scattering lanes)
+                mask = self.active if is_all else self.active & np.repeat(Gm, W)
+                if op.guard is not None:
+                    g = self.R[op.guard]
+                    mask = mask & ~g if op.guard_neg else mask & g
+                n = int(np.count_nonzero(mask))
+                stats.warp_instructions += len(G)
+                stats.lane_instructions += n
+                if n:
+                    self.wmask = mask
+                    try:
+                        op.fn(self, _ALL, self.all_tids)  # type: ignore[misc]
+                    finally:
+                        self.wmask = None
+                self.advance(G, pc)
+                continue
             # lanes
             if is_all and self._full:
                 sel: Any = slice(None)
@@ -408,6 +471,8 @@ class Machine:
                 tids = t[self.active[t]]
                 sel = tids
             stats.warp_instructions += len(G)
+            if joins is not None and pc in joins:
+                self.check_joins(pc, tids)
             if op.guard is not None:
                 g = self.R[op.guard][sel]
                 if op.guard_neg:
@@ -457,7 +522,7 @@ class Machine:
                 return
             top = self.sp[W_] - 1
             at_rpc = self.pc[W_] == self.stk_rpc[W_, top]
-            act = self.active[self.warp_threads(W_)].reshape(-1, W)
+            act = self.active.reshape(self.NW, W)[W_]
             empty = ~act.any(1)
             pop = at_rpc | empty
             if not pop.any():
@@ -486,7 +551,7 @@ class Machine:
             W_ = P
 
     def _all_lanes_mask(self, G: np.ndarray) -> np.ndarray:
-        return self.active[self.warp_threads(G)].reshape(-1, W)
+        return self.active.reshape(self.NW, W)[G]
 
     # -- branches -----------------------------------------------------------------
     def op_bra(self, op: Op, G: np.ndarray, tids: np.ndarray, pc: int) -> None:
@@ -782,7 +847,8 @@ class Machine:
             sv = self.saves.get(r)
             if sv is None or sv.shape[0] < depth:
                 new = np.zeros(
-                    (max(depth, 2 * (0 if sv is None else sv.shape[0]), 4), self.T), dtype=arr.dtype
+                    (max(depth, 2 * (0 if sv is None else sv.shape[0]), 4),) + arr.shape,
+                    dtype=arr.dtype,
                 )
                 if sv is not None:
                     new[: sv.shape[0]] = sv

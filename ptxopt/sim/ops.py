@@ -73,6 +73,16 @@ NOPS = frozenset(
         "trap_nop",
     }
 )
+# cheap per-lane ALU opcodes: executed on whole register arrays with a write mask when
+# most warps of a batch run them (no memory, no per-lane Python fallbacks)
+LANEWISE = frozenset(
+    {
+        "mov", "add", "sub", "addc", "subc", "mul", "mad", "madc", "mul24", "mad24",
+        "sad", "min", "max", "abs", "neg", "and", "or", "xor", "not", "cnot", "shl",
+        "shr", "shf", "lop3", "popc", "clz", "bfe", "bfi", "prmt", "setp", "set",
+        "selp", "slct", "cvt", "cvta", "copysign", "testp", "dp4a", "dp2a",
+    }
+)  # fmt: skip
 ROUNDING = {".rn": "rn", ".rz": "rz", ".rm": "rm", ".rp": "rp"}
 IROUND = {".rni": "rn", ".rzi": "rz", ".rmi": "rm", ".rpi": "rp"}
 
@@ -199,6 +209,15 @@ class Decoder:
                 )
             raise SimError(ins.span, f"'{ins.name}' is unsupported by the interpreter")
         op: Op = h(ins, pc)
+        if (
+            op.kind == "alu"
+            and opc in LANEWISE
+            and not any(
+                isinstance(o, Reg) and o.name.startswith(("%clock", "%globaltimer"))
+                for o in ins.operands
+            )
+        ):
+            op.lanewise = True
         return op
 
     # -- helpers ---------------------------------------------------------------------
@@ -255,6 +274,8 @@ class Decoder:
         from ptxopt.ptx.ast import Vec
 
         dst, src = ins.operands[0], ins.operands[1]
+        if ty.size == 16:
+            return self._mov_b128(ins, pc)
         if isinstance(dst, Vec):  # unpack
             n = len(dst.elems)
             esz = ty.size // n
@@ -285,6 +306,41 @@ class Decoder:
                 acc = acc | (np.asarray(r(m, s)).astype(np.uint64) << np.uint64(8 * esz * i))
             if w0 is not None:
                 w0(m, s, t, np.asarray(acc).astype(out_ut), pc)
+
+        return Op("alu", ins, pack)
+
+    def _mov_b128(self, ins: Instr, pc: int) -> Op:
+        """``mov.b128 d, {lo, hi}`` packs two 64-bit halves; ``mov.b128 {lo, hi}, a``
+        unpacks them (the first element is the low half)."""
+        from ptxopt.ptx.ast import Vec
+
+        dst, src = ins.operands[0], ins.operands[1]
+        q = TYPES[".b128"]
+        b64 = TYPES[".b64"]
+        if isinstance(dst, Vec):
+            if len(dst.elems) != 2:
+                raise SimError(ins.span, f"'{ins.name}': expected two 64-bit halves")
+            rq = self.rd(src, q, ins)
+            ws = [self.wr(e, b64, ins) for e in dst.elems]
+
+            def unpack(m: Any, s: Any, t: np.ndarray) -> None:
+                v = np.asarray(rq(m, s))
+                for k, w in enumerate(ws):
+                    if w is not None:
+                        w(m, s, t, v[..., k], pc)
+
+            return Op("alu", ins, unpack)
+        if not isinstance(src, Vec) or len(src.elems) != 2:
+            raise SimError(ins.span, f"'{ins.name}': expected {{lo, hi}} 64-bit halves")
+        rs = [self.rd(e, b64, ins) for e in src.elems]
+        wq = self.wr(dst, q, ins)
+
+        def pack(m: Any, s: Any, t: np.ndarray) -> None:
+            lo, hi = np.broadcast_arrays(
+                np.asarray(rs[0](m, s), dtype=np.uint64), np.asarray(rs[1](m, s), dtype=np.uint64)
+            )
+            if wq is not None:
+                wq(m, s, t, np.stack([lo, hi], axis=-1), pc)
 
         return Op("alu", ins, pack)
 
@@ -344,14 +400,27 @@ class Decoder:
     def op_max(self, ins: Instr, pc: int) -> Op:
         return self._binary(ins, pc, "max")
 
-    def _carry(self, ins: Instr, pc: int, ty: Ty, sub: bool) -> Op:
+    def _carry(
+        self,
+        ins: Instr,
+        pc: int,
+        ty: Ty,
+        sub: bool,
+        first: Reader | None = None,
+        second: int = 2,
+    ) -> Op:
+        """Add/subtract with carry-in (``addc``/``subc``/``madc``) and carry-out
+        (``.cc``): ``first`` reads the first addend (operand 1 by default, the product
+        half for ``mad``), ``second`` is the operand index of the other one."""
         fname = self.prog.owner[pc].name
         cc = f"{fname}::%cc"
         cin = ins.opcode in ("addc", "subc", "madc")
         cout = ".cc" in ins.mods
         w = self.wr(ins.operands[0], ty, ins)
-        a_r = self.rd(ins.operands[1], TYPES[f".u{ty.size * 8}"], ins)
-        b_r = self.rd(ins.operands[2], TYPES[f".u{ty.size * 8}"], ins)
+        a_r = (
+            first if first is not None else self.rd(ins.operands[1], TYPES[f".u{ty.size * 8}"], ins)
+        )
+        b_r = self.rd(ins.operands[second], TYPES[f".u{ty.size * 8}"], ins)
         ut = ty.ut
 
         def run(m: Any, s: Any, t: np.ndarray) -> None:
@@ -539,9 +608,36 @@ class Decoder:
         if ty.kind in ("f", "h", "bf", "h2", "bf2"):
             return self.op_fma(ins, pc)
         if ".cc" in mods or ins.opcode == "madc":
-            raise SimError(ins.span, f"'{ins.name}' (mad with carry) is unsupported")
+            return self._mad_carry(ins, pc, ty)
         mode = "hi" if ".hi" in mods else "wide" if ".wide" in mods else "lo"
         return self._mul(ins, pc, ty, mode, 3)
+
+    op_madc = op_mad
+
+    def _mad_carry(self, ins: Instr, pc: int, ty: Ty) -> Op:
+        """``mad{c}.{hi,lo}{.cc}``: ``d = half(a * b) + c (+ CC.CF)``; the carry-out is
+        that of the unsigned addition of the selected product half and ``c``."""
+        if ".wide" in ins.mods:
+            raise SimError(ins.span, f"'{ins.name}': .wide is not allowed with a carry")
+        hi = ".hi" in ins.mods
+        bits = ty.size * 8
+        signed = ty.kind == "s"
+        ut = ty.ut
+        pa = self.rd(ins.operands[1], ty, ins)
+        pb = self.rd(ins.operands[2], ty, ins)
+
+        def product(m: Any, s: Any) -> Any:
+            a = np.asarray(pa(m, s))
+            b = np.asarray(pb(m, s))
+            if not hi:
+                return (a.astype(ut) * b.astype(ut)).astype(ut)
+            if bits == 64:
+                return np.asarray(_mulhi64(a, b, signed)).astype(ut)
+            wide = signed_of(ty.size * 2) if signed else unsigned_of(ty.size * 2)
+            p = a.astype(wide) * b.astype(wide)
+            return (p >> wide(bits)).astype(ut)
+
+        return self._carry(ins, pc, ty, sub=False, first=product, second=3)
 
     def _mul(self, ins: Instr, pc: int, ty: Ty, mode: str, addend: int | None) -> Op:
         bits = ty.size * 8
@@ -618,10 +714,15 @@ class Decoder:
         ty = self.ty(ins)
         if ty.kind == "f":
             mode = self.rounding(ins)
-            if mode != "rn":
-                raise SimError(
-                    ins.span,
-                    f"'{ins.name}': directed rounding for div is unsupported by the interpreter",
+            if mode != "rn" and ".approx" not in ins.mods and ".full" not in ins.mods:
+                return self._float_op(
+                    ins,
+                    pc,
+                    ty,
+                    2,
+                    lambda a, b, fmt: fl.div_directed(a, b, fmt, mode),
+                    ".ftz" in ins.mods,
+                    False,
                 )
             return self._float_op(
                 ins, pc, ty, 2, lambda a, b, fmt: a / b, ".ftz" in ins.mods, False
@@ -691,12 +792,17 @@ class Decoder:
         ty = self.ty(ins)
         mode = self.rounding(ins)
         exact_ops = ins.opcode in ("sqrt", "rcp") and ".approx" not in ins.mods
-        if exact_ops and mode != "rn":
-            raise SimError(
-                ins.span,
-                f"'{ins.name}': directed rounding for {ins.opcode} is "
-                "unsupported by the interpreter",
-            )
+        if exact_ops and mode != "rn" and ty.kind == "f":
+            if ins.opcode == "sqrt":
+
+                def directed(a: Any, fmt: str) -> Any:
+                    return fl.sqrt_directed(a, fmt, mode)
+            else:
+
+                def directed(a: Any, fmt: str) -> Any:
+                    return fl.div_directed(np.ones_like(a), a, fmt, mode)
+
+            return self._float_op(ins, pc, ty, 1, directed, ".ftz" in ins.mods, False)
 
         def f(a: Any, fmt: str) -> Any:
             if fmt == "f32" and exact_ops:
@@ -1074,19 +1180,43 @@ class Decoder:
         ty = ts[-1]
         cmp = ins.mods[0][1:]
         boolop = next((m[1:] for m in ins.mods[1:] if m in (".and", ".or", ".xor")), None)
-        if ty.kind in ("h2", "bf2"):
-            raise SimError(ins.span, f"'{ins.name}' (packed compare) unsupported")
-        fn = self._compare(ins, cmp, ty)
+        ftz = ".ftz" in ins.mods
+        packed = ty.kind in ("h2", "bf2")
         d = ins.operands[0]
         pt = TYPES[".pred"]
         if isinstance(d, Pair):
             wp, wq = self.wr(d.first, pt, ins), self.wr(d.second, pt, ins)
         else:
             wp, wq = self.wr(d, pt, ins), None
-        ra = self.rd(ins.operands[1], ty, ins)
-        rb = self.rd(ins.operands[2], ty, ins)
         rc = self.rd(ins.operands[3], pt, ins) if boolop else None
         bop = {"and": np.logical_and, "or": np.logical_or, "xor": np.logical_xor}.get(boolop or "")
+        if packed:
+            # setp.f16x2 p|q, a, b: p from the lower halves, q from the upper halves,
+            # each combined with c by the boolean operator
+            if not isinstance(d, Pair):
+                raise SimError(ins.span, f"'{ins.name}': packed compare needs p|q")
+            halves = self._half_pair_compare(ins, cmp, ty, ftz)
+
+            def run_packed(m: Any, s: Any, t: np.ndarray) -> None:
+                lo, hi = halves(m, s)
+                if bop is not None and rc is not None:
+                    c = rc(m, s)
+                    lo, hi = bop(lo, c), bop(hi, c)
+                if wp is not None:
+                    wp(m, s, t, lo, pc)
+                if wq is not None:
+                    wq(m, s, t, hi, pc)
+
+            return Op("alu", ins, run_packed)
+        fn = self._compare(ins, cmp, ty)
+        if ftz and ty.kind == "h":
+            fn0 = fn
+            fn = lambda a, b: fn0(_ftz16(a), _ftz16(b))  # noqa: E731
+        elif ftz and ty.kind == "f" and ty.size == 4:
+            fn1 = fn
+            fn = lambda a, b: fn1(fl.ftz32(a), fl.ftz32(b))  # noqa: E731
+        ra = self.rd(ins.operands[1], ty, ins)
+        rb = self.rd(ins.operands[2], ty, ins)
 
         def run(m: Any, s: Any, t: np.ndarray) -> None:
             r = fn(ra(m, s), rb(m, s))
@@ -1104,14 +1234,78 @@ class Decoder:
 
         return Op("alu", ins, run)
 
+    def _half_pair_compare(
+        self, ins: Instr, cmp: str, ty: Ty, ftz: bool
+    ) -> Callable[[Any, Any], tuple[Any, Any]]:
+        """Reader of the (lower, upper) half comparisons of packed f16x2/bf16x2."""
+        hty = TYPES[".f16"] if ty.kind == "h2" else TYPES[".bf16"]
+        fn = self._compare(ins, cmp, hty)
+        b32 = TYPES[".b32"]
+        ra = self.rd(ins.operands[1], b32, ins)
+        rb = self.rd(ins.operands[2], b32, ins)
+        m16 = np.uint32(0xFFFF)
+        s16 = np.uint32(16)
+
+        def split(x: Any) -> tuple[Any, Any]:
+            x = np.asarray(x).astype(np.uint32)
+            lo = (x & m16).astype(np.uint16)
+            hi = (x >> s16).astype(np.uint16)
+            if hty.kind == "h":
+                lo, hi = lo.view(np.float16), hi.view(np.float16)
+                if ftz:
+                    lo, hi = _ftz16(lo), _ftz16(hi)
+            return lo, hi
+
+        def run(m: Any, s: Any) -> tuple[Any, Any]:
+            alo, ahi = split(ra(m, s))
+            blo, bhi = split(rb(m, s))
+            return np.asarray(fn(alo, blo)), np.asarray(fn(ahi, bhi))
+
+        return run
+
     def op_set(self, ins: Instr, pc: int) -> Op:
         ts = types_of(ins.mods)
         dty, sty = ts[0], ts[-1]
         cmp = ins.mods[0][1:]
         boolop = next((m[1:] for m in ins.mods[1:] if m in (".and", ".or", ".xor")), None)
-        fn = self._compare(ins, cmp, sty)
         bop = {"and": np.logical_and, "or": np.logical_or, "xor": np.logical_xor}.get(boolop or "")
-        one = dty.dt(1.0) if dty.kind == "f" else np.array(-1).astype(dty.ut).view(dty.dt)[()]
+        ftz = ".ftz" in ins.mods
+        if sty.kind in ("h2", "bf2"):
+            # set.CmpOp.dtype.f16x2 d, a, b: each half of d is 1.0 (f16x2/bf16x2
+            # destinations) or 0xFFFF (u32/s32) where the halves compare true, else 0
+            halves = self._half_pair_compare(ins, cmp, sty, ftz)
+            rc = self.rd(ins.operands[3], TYPES[".pred"], ins) if boolop else None
+            one16 = {"h2": 0x3C00, "bf2": 0x3F80}.get(dty.kind, 0xFFFF)
+            w = self.wr(ins.operands[0], TYPES[".b32"], ins)
+
+            def run_packed(m: Any, s: Any, t: np.ndarray) -> None:
+                lo, hi = halves(m, s)
+                if bop is not None and rc is not None:
+                    c = rc(m, s)
+                    lo, hi = bop(lo, c), bop(hi, c)
+                r = np.where(lo, np.uint32(one16), np.uint32(0)) | np.where(
+                    hi, np.uint32(one16 << 16), np.uint32(0)
+                )
+                if w is not None:
+                    w(m, s, t, r.astype(np.uint32), pc)
+
+            return Op("alu", ins, run_packed)
+        fn = self._compare(ins, cmp, sty)
+        if ftz and sty.kind == "h":
+            fn0 = fn
+            fn = lambda a, b: fn0(_ftz16(a), _ftz16(b))  # noqa: E731
+        elif ftz and sty.kind == "f" and sty.size == 4:
+            fn1 = fn
+            fn = lambda a, b: fn1(fl.ftz32(a), fl.ftz32(b))  # noqa: E731
+        if dty.kind == "f":
+            one: Any = dty.dt(1.0)
+        elif dty.kind == "h":
+            one = np.float16(1.0)
+        elif dty.kind == "bf":
+            dty = TYPES[".b16"]
+            one = np.uint16(0x3F80)
+        else:
+            one = np.array(-1).astype(dty.ut).view(dty.dt)[()]
         zero = dty.dt(0)
         srcs = [sty, sty] + ([TYPES[".pred"]] if boolop else [])
 
@@ -1324,12 +1518,14 @@ class Decoder:
         for m in ins.mods:
             if m in (".v2", ".v4", ".v8"):
                 nvec = int(m[2:])
-        if ty.size > 8:
-            raise SimError(ins.span, f"'{ins.name}': 128-bit accesses are unsupported")
+        if ty.size > 8 and nvec > 1:
+            raise SimError(ins.span, f"'{ins.name}': vectors of 128-bit elements are invalid")
         return eff or "generic", ar, ty, nvec
 
     def op_ld(self, ins: Instr, pc: int) -> Op:
         eff, ar, ty, nvec = self._mem_common(ins, ins.operands[1])
+        if ty.size == 16:
+            return self._ld128(ins, pc, eff, ar)
         dst = ins.operands[0]
         elems = list(dst.elems) if isinstance(dst, Vec_t) else [dst]
         if len(elems) != nvec:
@@ -1369,8 +1565,41 @@ class Decoder:
 
     op_ldu = op_ld
 
+    def _ld128(self, ins: Instr, pc: int, eff: str, ar: Reader) -> Op:
+        """``ld.b128``: two 8-byte words (low word at the lower address), 16-aligned."""
+        w = self.wr(ins.operands[0], TYPES[".b128"], ins)
+        span = ins.span
+        if eff == ".param" and isinstance(ins.operands[1], Addr):
+            if isinstance(ins.operands[1].base, Sym):
+                raise SimError(span, f"'{ins.name}': 128-bit kernel parameters are unsupported")
+
+        def run(m: Any, s: Any, t: np.ndarray) -> None:
+            a = np.ascontiguousarray(np.broadcast_to(ar(m, s), t.shape))
+            _check_vec_align(m, a, 16, t, span)
+            lo = m.mem.load(eff, a, t, 8, span)
+            hi = m.mem.load(eff, a + 8, t, 8, span)
+            if w is not None:
+                w(m, s, t, np.stack([lo, hi], axis=-1), pc)
+
+        return Op("alu", ins, run)
+
+    def _st128(self, ins: Instr, pc: int, eff: str, ar: Reader) -> Op:
+        rv = self.rd(ins.operands[1], TYPES[".b128"], ins)
+        span = ins.span
+
+        def run(m: Any, s: Any, t: np.ndarray) -> None:
+            a = np.ascontiguousarray(np.broadcast_to(ar(m, s), t.shape))
+            _check_vec_align(m, a, 16, t, span)
+            v = np.broadcast_to(np.asarray(rv(m, s)), t.shape + (2,))
+            m.mem.store(eff, a, t, 8, v[:, 0], span)
+            m.mem.store(eff, a + 8, t, 8, v[:, 1], span)
+
+        return Op("alu", ins, run)
+
     def op_st(self, ins: Instr, pc: int) -> Op:
         eff, ar, ty, nvec = self._mem_common(ins, ins.operands[0])
+        if ty.size == 16:
+            return self._st128(ins, pc, eff, ar)
         src = ins.operands[1]
         elems = list(src.elems) if isinstance(src, Vec_t) else [src]
         bty = TYPES[f".b{ty.size * 8}"]
@@ -1399,13 +1628,15 @@ class Decoder:
         aop = next((m[1:] for m in ins.mods if m[1:] in ops_), None)
         if aop is None:
             raise SimError(ins.span, f"'{ins.name}': unknown atomic operation")
-        if any(m in (".v2", ".v4", ".v8") for m in ins.mods):
-            raise SimError(ins.span, f"'{ins.name}': vector atomics are unsupported")
         k = 1 if has_dst else 0
-        eff, ar, ty, _ = self._mem_common(ins, ins.operands[k])
+        eff, ar, ty, nvec = self._mem_common(ins, ins.operands[k])
         if ty.kind in ("h2", "bf2", "bf") and aop != "add":
             raise SimError(ins.span, f"'{ins.name}' unsupported")
+        if ty.size == 16:
+            raise SimError(ins.span, f"'{ins.name}': 128-bit atomics are unsupported")
         vty = ty if ty.kind in ("u", "s", "f", "b", "h") else TYPES[f".b{ty.size * 8}"]
+        if nvec > 1:
+            return self._vector_atomic(ins, pc, aop, has_dst, eff, ar, ty, vty, nvec)
         w = self.wr(ins.operands[0], vty, ins) if has_dst else None
         rb = self.rd(ins.operands[k + 1], vty, ins)
         rc = self.rd(ins.operands[k + 2], vty, ins) if aop == "cas" else None
@@ -1436,6 +1667,61 @@ class Decoder:
                     old[pos] = o
             if w is not None:
                 w(m, s, t, old, pc)
+
+        return Op("alu", ins, run)
+
+    def _vector_atomic(
+        self,
+        ins: Instr,
+        pc: int,
+        aop: str,
+        has_dst: bool,
+        eff: str,
+        ar: Reader,
+        ty: Ty,
+        vty: Ty,
+        nvec: int,
+    ) -> Op:
+        """``atom/red.vN.type.op`` (sm_90): each element is a separate atomic on
+        consecutive addresses, applied element by element (lane order within one)."""
+        if aop not in ("add", "min", "max"):
+            raise SimError(ins.span, f"'{ins.name}': vector atomics support add/min/max only")
+        k = 1 if has_dst else 0
+        srcs = ins.operands[k + 1]
+        if not isinstance(srcs, Vec_t) or len(srcs.elems) != nvec:
+            raise SimError(ins.span, f"'{ins.name}': expected a {nvec}-element source vector")
+        dsts: list[Writer | None] = [None] * nvec
+        if has_dst:
+            d = ins.operands[0]
+            if not isinstance(d, Vec_t) or len(d.elems) != nvec:
+                raise SimError(ins.span, f"'{ins.name}': expected a {nvec}-element destination")
+            dsts = [self.wr(e, vty, ins) for e in d.elems]
+        rbs = [self.rd(e, vty, ins) for e in srcs.elems]
+        fn = _atomic_fn(aop, ty)
+        span = ins.span
+        size = ty.size
+        total = size * nvec
+        eff2 = eff if eff != "generic" else "generic"
+
+        def run(m: Any, s: Any, t: np.ndarray) -> None:
+            a = np.ascontiguousarray(np.broadcast_to(ar(m, s), t.shape))
+            _check_vec_align(m, a, total, t, span)
+            m.stats.atomics += len(t) * nvec
+            for i in range(nvec):
+                b = np.broadcast_to(np.asarray(rbs[i](m, s)), t.shape)
+                parts = m.mem.translate(eff2, a + i * size, t, size, span, write=True)
+                old = np.zeros(t.shape, dtype=vty.dt)
+                for buf, idx, pos in parts:
+                    view = buf.view(UNSIGNED[size]).view(vty.dt)
+                    k_ = idx >> {1: 0, 2: 1, 4: 2, 8: 3}[size]
+                    o = _atomic_apply(view, k_, b if pos is None else b[pos], None, fn, None)
+                    if pos is None:
+                        old = o
+                    else:
+                        old[pos] = o
+                w = dsts[i]
+                if w is not None:
+                    w(m, s, t, old, pc)
 
         return Op("alu", ins, run)
 
@@ -1783,6 +2069,17 @@ def _round_int(x: Any, mode: str) -> Any:
     if mode == "rm":
         return np.floor(x)
     return np.ceil(x)
+
+
+def _ftz16(x: Any) -> Any:
+    """Flush binary16 subnormals to sign-preserving zero."""
+    x = np.asarray(x)
+    if x.dtype != np.float16:
+        return x
+    sub = (np.abs(x) < np.float16(2.0**-14)) & (x != 0)
+    if np.any(sub):
+        return np.where(sub, np.copysign(np.float16(0.0), x), x).astype(np.float16)
+    return x
 
 
 def _half_to_f32(ty: Ty) -> Callable[[Any], Any]:

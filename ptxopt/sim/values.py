@@ -48,6 +48,10 @@ TYPES[".bf16x2"] = Ty(".bf16x2", 4, "bf2", np.uint32, np.uint32)
 TYPES[".u16x2"] = Ty(".u16x2", 4, "u2", np.uint32, np.uint32)
 TYPES[".s16x2"] = Ty(".s16x2", 4, "s2", np.uint32, np.uint32)
 TYPES[".tf32"] = Ty(".tf32", 4, "b", np.uint32, np.uint32)
+# a .b128 register is two uint64 words per lane (low word first): numpy expands the
+# sub-array dtype, so the register array has shape (threads, 2)
+B128 = np.dtype((np.uint64, (2,)))
+TYPES[".b128"] = Ty(".b128", 16, "q", B128, B128)
 
 REG_DTYPES: dict[str, Any] = {}
 for _k, _t in TYPES.items():
@@ -136,6 +140,10 @@ class Operands:
             return clock
         rdt = self.dec.reg_dtype(name, span)
         rsize = np.dtype(rdt).itemsize
+        if rsize == 16 or ty.size == 16:
+            if rsize != ty.size:
+                raise SimError(span, f"128-bit register {name.split('::')[-1]} used as {ty.name}")
+            return lambda m, s: m.R[name][s]
         if rdt is np.bool_ or ty.kind == "p":
             if rdt is not np.bool_:
                 return lambda m, s: m.R[name][s] != 0
@@ -166,6 +174,14 @@ class Operands:
             raise SimError(span, f"cannot write special register {name}")
         rdt = self.dec.reg_dtype(name, span)
         rsize = np.dtype(rdt).itemsize
+        if rsize == 16 or ty.size == 16:
+            if rsize != ty.size:
+                raise SimError(span, f"128-bit register {name.split('::')[-1]} used as {ty.name}")
+
+            def w128(m: Any, s: Any, t: np.ndarray, v: Any, pc: int) -> None:
+                m.store_reg(name, s, t, np.asarray(v).astype(np.uint64, copy=False), pc)
+
+            return w128
         if rdt is np.bool_:
 
             def wpred(m: Any, s: Any, t: np.ndarray, v: Any, pc: int) -> None:
