@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
 from ptxopt.ptx.ast import (
@@ -216,3 +218,53 @@ def test_errors_have_spans(src: str, message: str, line: int, col: int) -> None:
 def test_truncated_body_is_an_error() -> None:
     with pytest.raises(PtxError, match="end of file"):
         parse(HEAD + ".visible .entry k()\n{\nret;\n", "trunc.ptx")
+
+
+@pytest.mark.parametrize(
+    "src, message",
+    [
+        (".reg .b32 %r<2>;\nld.global.u32 %r1, [0.];", "expected an integer, found '0.'"),
+        (".reg .b32 %r<2>;\nld.global.u32 %r1, [tbl+1.5];", "expected an integer offset"),
+        (
+            ".reg .b32 %r<2>;\n.reg .b64 %rd<2>;\nld.global.u32 %r1, [%rd1+2.5];",
+            "expected an integer",
+        ),
+    ],
+)
+def test_non_integer_offsets_are_errors(src: str, message: str) -> None:
+    with pytest.raises(PtxError, match=message):
+        body_of(src)
+
+
+def test_mutated_inputs_never_crash(tmp_path: Path) -> None:
+    """Random truncations, deletions and insertions of punctuation give either a
+    clean result or a file:line:col error — never an internal error."""
+    import contextlib
+    import io
+    import random
+
+    from ptxopt.cli import main
+
+    src = (Path(__file__).parent / "ptx" / "features.ptx").read_text()
+    rng = random.Random(7)
+    pieces = ["{", "}", ";", ",", "[", "]", "%r1", "@", "!", ".reg", "bra", ":", "(", ")", "|", "_"]
+    path = tmp_path / "m.ptx"
+    for _ in range(150):
+        chars = list(src)
+        for _ in range(rng.randint(1, 3)):
+            i = rng.randrange(len(chars))
+            r = rng.random()
+            if r < 0.35:
+                del chars[i : i + rng.randint(1, 12)]
+            elif r < 0.8:
+                chars[i:i] = rng.choice(pieces)
+            else:
+                chars = chars[:i]
+        path.write_text("".join(chars))
+        err = io.StringIO()
+        with contextlib.redirect_stderr(err), contextlib.redirect_stdout(io.StringIO()):
+            rc = main(["opt", str(path), "-o", str(tmp_path / "o.ptx")])
+        assert rc in (0, 1), err.getvalue()
+        assert "internal error" not in err.getvalue()
+        if rc == 1:
+            assert ": error: " in err.getvalue()

@@ -166,6 +166,13 @@ class Parser:
         self.i += 1
         return tok
 
+    def int_of(self, tok: Token) -> int:
+        """The value of an integer token; a clear error for any other number."""
+        imm = parse_number(tok[1])
+        if imm.kind != "int":
+            raise self.error(f"expected an integer, found {tok[1]!r}", tok[2])
+        return int(imm.value)
+
     def expect_int(self) -> int:
         neg = self.accept("-")
         tok = self.expect_kind(NUM, "an integer")
@@ -651,25 +658,28 @@ class Parser:
         if kind == NUM:
             self.i += 1
             base = None
-            offset = parse_int(text)
+            offset = self.int_of((kind, text, off))
         else:
             base = self.parse_operand()
-            if isinstance(base, Expr):
+            if isinstance(base, Expr) and "(" not in base.text:
                 # sym+4 parsed as an expression: split it back into base + offset
                 name, sign, num = re.split(r"([+-])", base.text, maxsplit=1)
                 base = Sym(name)
-                offset = parse_int(num) * (-1 if sign == "-" else 1)
+                try:
+                    offset = parse_int(num) * (-1 if sign == "-" else 1)
+                except ValueError:
+                    raise self.error(f"expected an integer offset, found {num!r}", off) from None
         while True:
             tok = self.toks[self.i]
             if tok[1] == "+" and tok[0] == PUNCT:
                 self.i += 1
                 neg = self.accept("-")
                 num = self.expect_kind(NUM, "an offset")
-                offset += -parse_int(num[1]) if neg else parse_int(num[1])
+                offset += -self.int_of(num) if neg else self.int_of(num)
             elif tok[1] == "-" and tok[0] == PUNCT:
                 self.i += 1
                 num = self.expect_kind(NUM, "an offset")
-                offset -= parse_int(num[1])
+                offset -= self.int_of(num)
             else:
                 break
         extra: list[Operand] = []
