@@ -524,3 +524,41 @@ def test_cli_runs_and_reports_errors(tmp_path: object, capsys: pytest.CaptureFix
     assert cli_main(["run", str(p), "-k", "k", "-g", "1", "-b", "9", "--arg", "u32:8"]) == 1
     err = capsys.readouterr().err
     assert f"{p}:" in err and "error: out-of-bounds" in err
+
+
+BRA_UNI = """.version 8.0
+.target sm_80
+.address_size 64
+
+.visible .entry k(.param .u64 k_param_0, .param .u32 k_param_1)
+{
+	.reg .pred %p<2>;
+	.reg .b32 %r<4>;
+	.reg .b64 %rd<4>;
+	ld.param.u64 %rd1, [k_param_0];
+	cvta.to.global.u64 %rd2, %rd1;
+	ld.param.u32 %r1, [k_param_1];
+	mov.u32 %r2, %tid.x;
+	setp.lt.u32 %p1, COND;
+	mov.u32 %r3, 1;
+	@%p1 bra.uni $L_skip;
+	mov.u32 %r3, 2;
+$L_skip:
+	mul.wide.u32 %rd3, %r2, 4;
+	add.s64 %rd3, %rd2, %rd3;
+	st.global.u32 [%rd3], %r3;
+	ret;
+}
+"""
+
+
+def test_uniform_bra_uni_runs() -> None:
+    out = np.zeros(40, dtype=np.uint32)
+    launch(BRA_UNI.replace("COND", "%r1, 5"), "k", 1, 40, [out, np.uint32(3)])
+    assert (out == 1).all()
+
+
+def test_divergent_bra_uni_is_an_error() -> None:
+    out = np.zeros(40, dtype=np.uint32)
+    with pytest.raises(SimError, match="bra.uni is divergent"):
+        launch(BRA_UNI.replace("COND", "%r2, %r1"), "k", 1, 40, [out, np.uint32(3)])

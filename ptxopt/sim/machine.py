@@ -41,7 +41,7 @@ from typing import Any
 
 import numpy as np
 
-from ptxopt.ptx.ast import Instr
+from ptxopt.ptx.ast import Instr, Span
 from ptxopt.sim.claims import Claims
 from ptxopt.sim.errors import SimError
 from ptxopt.sim.memory import FUNC_BASE, Memory
@@ -556,7 +556,10 @@ class Machine:
     # -- branches -----------------------------------------------------------------
     def op_bra(self, op: Op, G: np.ndarray, tids: np.ndarray, pc: int) -> None:
         target, rpc = op.data
-        self.branch(G, tids, pc, [target], None, rpc, op.guard is not None)
+        conditional = op.guard is not None
+        # ``@p bra.uni`` promises all active lanes agree; a divergent one is undefined
+        promise = op.ins.span if conditional and ".uni" in op.ins.mods else None
+        self.branch(G, tids, pc, [target], None, rpc, conditional, promise)
 
     def op_brx(self, op: Op, G: np.ndarray, tids: np.ndarray, pc: int) -> None:
         reader, targets, rpc = op.data
@@ -580,6 +583,7 @@ class Machine:
         choice: np.ndarray | None,
         rpc: int,
         conditional: bool,
+        uniform_promise: Span | None = None,
     ) -> None:
         if not conditional and choice is None:
             if self.together:
@@ -614,6 +618,13 @@ class Machine:
         div = ~uni
         if not div.any():
             return
+        if uniform_promise is not None:
+            w = int(G[div][0])
+            raise SimError(
+                uniform_promise,
+                f"bra.uni is divergent: the active lanes of warp {w} of the batch disagree "
+                "on the branch condition",
+            )
         self.together = False
         self._full = False
         D_ = G[div]
