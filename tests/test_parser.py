@@ -268,3 +268,8 @@ def test_mutated_inputs_never_crash(tmp_path: Path) -> None:
         assert "internal error" not in err.getvalue()
         if rc == 1:
             assert ": error: " in err.getvalue()
+
+
+def test_scope_local_register_is_undeclared_after_the_scope() -> None:
+    with pytest.raises(PtxError, match="undeclared register '%tmp'"):
+        body_of(".reg .b32 %r<2>;\n{\n.reg .b32 %tmp;\nmov.u32 %tmp, 1;\n}\nmov.u32 %r1, %tmp;")

@@ -45,6 +45,8 @@ from ptxopt.ptx.ast import (
 from ptxopt.ptx.lexer import DIR, EOF, ID, NUM, PUNCT, STR, SourceMap, Token, tokenize
 from ptxopt.ptx.opcodes import is_special_register
 
+# opcode spelling -> (head, modifiers); shared by all parses (a bounded vocabulary)
+_OPCODES: dict[str, tuple[str, tuple[str, ...]]] = {}
 _LINE_DIRECTIVES = frozenset({".version", ".target", ".address_size", ".file"})
 _LINKAGE = frozenset({".visible", ".extern", ".weak", ".common"})
 _SPACES = frozenset({".global", ".const", ".shared", ".local", ".param", ".tex"})
@@ -122,6 +124,8 @@ class Parser:
         self.toks: list[Token] = tokenize(text, self.smap)
         self.i = 0
         self.regs = _RegScope(None)
+        # registers already checked as declared in the current scope chain
+        self.reg_cache: dict[str, Reg] = {}
         # Module-level symbols (variables, functions) are never registers.
 
     # -- token helpers -----------------------------------------------------
@@ -428,6 +432,7 @@ class Parser:
         if self.accept(";"):
             return fn
         self.regs = _RegScope(None)
+        self.reg_cache = {}
         for p in params + rets:
             if p.space == ".reg":
                 self.regs.names.add(p.name)
@@ -466,6 +471,7 @@ class Parser:
                     inner = self.parse_body(off)
                     assert self.regs.parent is not None
                     self.regs = self.regs.parent
+                    self.reg_cache = {}  # the inner scope's registers are gone
                     append(Scope(inner, self.span(off)))
                 elif text == ";":
                     self.i += 1
@@ -564,13 +570,15 @@ class Parser:
         if op_tok[0] != ID:
             raise self.error(f"expected an instruction, found {self.describe(op_tok)}", op_tok[2])
         full = op_tok[1]
-        dot = full.find(".")
-        mods: tuple[str, ...]
-        if dot < 0:
-            opcode, mods = full, ()
-        else:
-            opcode = full[:dot]
-            mods = tuple("." + m for m in full[dot + 1 :].split("."))
+        split = _OPCODES.get(full)
+        if split is None:
+            dot = full.find(".")
+            if dot < 0:
+                split = (full, ())
+            else:
+                split = (full[:dot], tuple("." + m for m in full[dot + 1 :].split(".")))
+            _OPCODES[full] = split
+        opcode, mods = split
         operands: list[Operand] = []
         toks = self.toks
         if toks[self.i][1] != ";":
@@ -594,8 +602,10 @@ class Parser:
             if text == "_":
                 return Sink()
             if text[0] == "%" or self.regs.declared(text):
-                self.check_reg((kind, text, off))
-                reg = Reg(text)
+                reg = self.reg_cache.get(text)
+                if reg is None:
+                    self.check_reg((kind, text, off))
+                    reg = self.reg_cache[text] = Reg(text)
                 nxt = self.toks[self.i]
                 if nxt[1] == "|" and nxt[0] == PUNCT:
                     self.i += 1
