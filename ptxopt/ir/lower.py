@@ -198,11 +198,9 @@ class _Lowerer:
                 continue
             name = asg.reg.get(v.id, v.var)
             used.setdefault(name, types.get(name) or asg.new_regs.get(name) or v.type)
-        for b in func.blocks:
-            for inst in b.insts:
-                for u in inst.operand_values():
-                    if u.kind == "undef" and u.var != CARRY:
-                        used.setdefault(u.var, types.get(u.var, u.type))
+        for u in func.undefs.values():  # registers read before any write
+            if u.var != CARRY:
+                used.setdefault(u.var, types.get(u.var, u.type))
         for name, t in asg.new_regs.items():
             used.setdefault(name, t)
         params = {p.name for p in func.ast.params + func.ast.rets if p.space == ".reg"}
