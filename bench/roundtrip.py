@@ -1,5 +1,6 @@
 """Round-trip speed: ptxopt (parse, lift to SSA, verify, lower, print) next to
-``ptxas -O3`` on the same PTX, measured side by side in one run.
+``ptxas -O3`` on the same PTX (plain ``ptxas`` for ``debug`` targets, which refuse
+``-O3``), measured side by side in one run.
 
 Prints one row per corpus file, the ratio ptxopt / ptxas, and how ptxopt's time
 grows with size: a log-log slope over the corpus and over synthetic functions of
@@ -36,16 +37,19 @@ def time_ptxopt(text: str, name: str, repeat: int) -> tuple[float, str]:
     return best, out
 
 
-def time_ptxas(path: Path, arch: str, repeat: int) -> float | None:
+def time_ptxas(path: Path, arch: str, repeat: int, debug: bool = False) -> float | None:
+    """Best wall time of ``ptxas -O3`` (debug targets: ptxas's default, since it refuses
+    optimized debugging)."""
     ptxas = shutil.which("ptxas")
     if ptxas is None:
         return None
+    opt = [] if debug else ["-O3"]
     best = math.inf
     with tempfile.TemporaryDirectory() as tmp:
         for _ in range(repeat):
             t0 = time.perf_counter()
             r = subprocess.run(
-                [ptxas, "-O3", f"-arch={arch}", str(path), "-o", f"{tmp}/o.cubin"],
+                [ptxas, *opt, f"-arch={arch}", str(path), "-o", f"{tmp}/o.cubin"],
                 capture_output=True,
             )
             best = min(best, time.perf_counter() - t0)
@@ -119,8 +123,10 @@ def main() -> int:
         text = path.read_text()
         n = text.count("\n")
         t_opt, _ = time_ptxopt(text, str(path), repeat)
-        arch = parse(text, str(path)).arch or "sm_80"
-        t_as = None if args.no_ptxas else time_ptxas(path, arch, 1 if n > 10_000 else repeat)
+        mod = parse(text, str(path))
+        arch = mod.arch or "sm_80"
+        rep = 1 if n > 10_000 else repeat
+        t_as = None if args.no_ptxas else time_ptxas(path, arch, rep, "debug" in mod.target)
         points.append((n, t_opt))
         ratio = f"{t_opt / t_as:7.3f}" if t_as else "      -"
         as_s = f"{t_as:9.3f}" if t_as else "        -"
