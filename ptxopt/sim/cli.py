@@ -94,13 +94,13 @@ def _show(a: np.ndarray, limit: int) -> str:
 
 
 def run_command(ns: argparse.Namespace) -> int:
+    from ptxopt.cli import read_input
     from ptxopt.sim import launch
 
     try:
-        with open(ns.file, encoding="utf-8") as f:
-            text = f.read()
-    except OSError as e:
-        print(f"{ns.file}: error: {e.strerror}", file=sys.stderr)
+        text, filename = read_input(ns.file)
+    except PtxError as e:
+        print(str(e), file=sys.stderr)
         return 1
     try:
         args = [parse_arg(a) for a in ns.arg]
@@ -122,7 +122,7 @@ def run_command(ns: argparse.Namespace) -> int:
             args,
             shared_bytes=ns.shared,
             uniform_claims=claims,
-            filename=ns.file,
+            filename=filename,
         )
     except PtxError as e:
         print(str(e), file=sys.stderr)
