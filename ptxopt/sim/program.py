@@ -15,6 +15,10 @@ thread's frame pointer): return values, then parameters, then ``.local`` variabl
 of the body and of its scopes, then the ``.param`` slots declared in its scopes (the
 argument and result slots of the calls it makes), each aligned to its natural
 alignment; the frame size is rounded up to 16 bytes.
+
+The interpreter works from the AST on purpose and shares no code with the lifter
+(:mod:`ptxopt.ir.lift`), which flattens scopes too: it is the oracle that checks the
+lifter and every pass by execution, so a bug there must not hide itself here.
 """
 
 from __future__ import annotations
