@@ -25,7 +25,6 @@ from ptxopt.ptx.ast import (
     Addr,
     BranchTargets,
     DebugLoc,
-    Expr,
     Function,
     Imm,
     Instr,
@@ -161,8 +160,6 @@ def _rename_op(op: Operand, ren: dict[str, str]) -> Operand:
         return Not(_rename_op(op.operand, ren))  # type: ignore[union-attr, arg-type]
     if t is ParenList:
         return ParenList(tuple(_rename_op(e, ren) for e in op.items))  # type: ignore[union-attr]
-    if t is Expr:
-        return op
     return op
 
 
