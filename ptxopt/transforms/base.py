@@ -1,8 +1,9 @@
 """The shape every transformation pass has.
 
-A pass is a small class with a kebab-case ``name`` (the module is the same name in
-snake_case), the ptxas phase number where it has one, its knobs with defaults,
-the analyses it keeps valid (``preserves``), and ``run(func, am) -> changed``.
+A pass is a small class: a kebab-case ``name`` (its module carries the same name in
+snake_case), an optional ptxas ``phase`` number, ``knobs`` (name -> default value),
+``preserves`` (the analyses still valid after it changed something), and
+``run(func, am) -> changed``.
 Passes register themselves in :data:`REGISTRY` with :func:`register`.
 """
 
