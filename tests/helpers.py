@@ -9,6 +9,8 @@ from pathlib import Path
 
 import pytest
 
+from ptxopt.ir.core import Func, Inst, Value
+
 TESTS = Path(__file__).parent
 CORPUS = TESTS / "corpus"
 
@@ -37,3 +39,40 @@ def ptxas_check(text: str, arch: str, tmp_path: Path, name: str = "out.ptx") -> 
         text=True,
     )
     assert r.returncode == 0, f"ptxas rejected the output for {arch}:\n{r.stderr}"
+
+
+def propagate_copies(fn: Func) -> int:
+    """Copy propagation for tests: forward every unguarded register-to-register
+    ``mov`` to its uses and drop it, creating the interferences (swap, lost copy)
+    that leaving SSA must handle."""
+    n = 0
+    for b in fn.blocks:
+        keep: list[Inst] = []
+        for inst in b.insts:
+            src = inst.uses[0] if inst.uses else None
+            if (
+                inst.opcode == "mov"
+                and inst.ast.pred is None
+                and len(inst.defs) == 1
+                and isinstance(src, Value)
+                and src.kind in ("inst", "phi")
+                and src.type == inst.defs[0].type
+            ):
+                replace_uses(fn, inst.defs[0], src)
+                n += 1
+                continue
+            keep.append(inst)
+        b.insts = keep
+    return n
+
+
+def replace_uses(fn: Func, old: Value, new: Value) -> None:
+    for b in fn.blocks:
+        for phi in b.phis:
+            phi.incoming = [new if v is old else v for v in phi.incoming]
+        for inst in b.insts:
+            inst.uses = [new if v is old else v for v in inst.uses]
+            if inst.pred is old:
+                inst.pred = new
+            if inst.olds:
+                inst.olds = [new if v is old else v for v in inst.olds]

@@ -8,11 +8,11 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from helpers import ptxas_check
+from helpers import propagate_copies, ptxas_check
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from ptxopt.ir.core import Func, Inst, Value
+from ptxopt.ir.core import Func
 from ptxopt.ir.lift import lift_module
 from ptxopt.ir.lower import print_ir_module
 from ptxopt.ir.parallel_copy import sequentialize
@@ -179,41 +179,6 @@ def test_sequentialized_copies_have_parallel_semantics(pairs: list[tuple[int, in
 
 # ---------------------------------------------------------------------------
 # out of SSA after copy propagation (swap and lost-copy problems)
-
-
-def propagate_copies(fn: Func) -> int:
-    """Test helper: forward every plain register-to-register mov and drop it."""
-    n = 0
-    for b in fn.blocks:
-        keep: list[Inst] = []
-        for inst in b.insts:
-            src = inst.uses[0] if inst.uses else None
-            if (
-                inst.opcode == "mov"
-                and inst.ast.pred is None
-                and len(inst.defs) == 1
-                and isinstance(src, Value)
-                and src.kind in ("inst", "phi")
-                and src.type == inst.defs[0].type
-            ):
-                replace_uses(fn, inst.defs[0], src)
-                n += 1
-                continue
-            keep.append(inst)
-        b.insts = keep
-    return n
-
-
-def replace_uses(fn: Func, old: Value, new: Value) -> None:
-    for b in fn.blocks:
-        for phi in b.phis:
-            phi.incoming = [new if v is old else v for v in phi.incoming]
-        for inst in b.insts:
-            inst.uses = [new if v is old else v for v in inst.uses]
-            if inst.pred is old:
-                inst.pred = new
-            if inst.olds:
-                inst.olds = [new if v is old else v for v in inst.olds]
 
 
 SWAP = kernel(
