@@ -80,8 +80,24 @@ def cmd_opt(args: argparse.Namespace) -> int:
     ):
         print(f"ptxopt: error: unsupported --arch '{args.arch}' (sm_75 .. sm_120)", file=sys.stderr)
         return 2
+    known = set(passes) | {"all"}
+    for flag, names in (("--dump-before", args.dump_before), ("--dump-after", args.dump_after)):
+        for n in names:
+            if n not in known:
+                print(f"ptxopt: error: {flag} {n}: not a pass of this pipeline", file=sys.stderr)
+                return 2
     text, name = read_input(args.input)
-    result = optimize(text, name, passes, verify_each=args.verify_each, arch=args.arch)
+    result = optimize(
+        text,
+        name,
+        passes,
+        verify_each=args.verify_each,
+        arch=args.arch,
+        dump_ssa=args.dump_ssa,
+        dump_before=frozenset(args.dump_before),
+        dump_after=frozenset(args.dump_after),
+        dump=lambda s: print(s, file=sys.stderr),
+    )
     write_output(args.output, result.text)
     if args.time_passes:
         print(result.report.format_times(), file=sys.stderr)
@@ -125,6 +141,21 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--arch", metavar="sm_XX", help="target for arch-dependent decisions")
     p.add_argument("--verify-each", action="store_true", help="verify the IR after every pass")
     p.add_argument("--time-passes", action="store_true", help="print per-phase times to stderr")
+    p.add_argument("--dump-ssa", action="store_true", help="print the SSA IR after lifting")
+    p.add_argument(
+        "--dump-before",
+        metavar="PASS",
+        action="append",
+        default=[],
+        help="print the SSA IR before PASS ('all': every pass); repeatable",
+    )
+    p.add_argument(
+        "--dump-after",
+        metavar="PASS",
+        action="append",
+        default=[],
+        help="print the SSA IR after PASS ('all': every pass); repeatable",
+    )
     p.set_defaults(func=cmd_opt)
 
     p = sub.add_parser("passes", help="list the available passes and their knobs")

@@ -4,11 +4,12 @@ from __future__ import annotations
 
 import gc
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 
 from ptxopt.ir.core import IRModule
+from ptxopt.ir.dump import dump_module
 from ptxopt.ir.lift import lift_module
 from ptxopt.ir.lower import print_ir_module
 from ptxopt.ir.verify import verify_function
@@ -44,12 +45,26 @@ def optimize(
     *,
     verify_each: bool = False,
     arch: str | None = None,
+    dump_ssa: bool = False,
+    dump_before: frozenset[str] = frozenset(),
+    dump_after: frozenset[str] = frozenset(),
+    dump: Callable[[str], None] | None = None,
 ) -> OptResult:
     """Parse ``text``, lift every function to SSA (verified), run ``passes``, lower
     and print.  ``arch`` overrides the module's ``.target`` for decisions that
     depend on the architecture; the printed ``.target`` is unchanged."""
     with no_gc():
-        return _optimize(text, filename, passes, verify_each=verify_each, arch=arch)
+        return _optimize(
+            text,
+            filename,
+            passes,
+            verify_each=verify_each,
+            arch=arch,
+            dump_ssa=dump_ssa,
+            dump_before=dump_before,
+            dump_after=dump_after,
+            dump=dump,
+        )
 
 
 def _optimize(
@@ -59,6 +74,10 @@ def _optimize(
     *,
     verify_each: bool,
     arch: str | None,
+    dump_ssa: bool = False,
+    dump_before: frozenset[str] = frozenset(),
+    dump_after: frozenset[str] = frozenset(),
+    dump: Callable[[str], None] | None = None,
 ) -> OptResult:
     report = PipelineReport()
     t0 = time.perf_counter()
@@ -73,7 +92,17 @@ def _optimize(
         verify_function(func)
     t3 = time.perf_counter()
     report.add_time("verify", t3 - t2)
-    run_pipeline(mod, passes or [], verify_each=verify_each, report=report)
+    if dump_ssa and dump is not None:
+        dump(f"*** IR after lifting ***\n{dump_module(mod)}")
+    run_pipeline(
+        mod,
+        passes or [],
+        verify_each=verify_each,
+        report=report,
+        dump_before=dump_before,
+        dump_after=dump_after,
+        dump=dump,
+    )
     t4 = time.perf_counter()
     out = print_ir_module(mod)
     report.add_time("lower (out of SSA + print)", time.perf_counter() - t4)

@@ -10,11 +10,13 @@ included) in the returned :class:`PipelineReport`.
 from __future__ import annotations
 
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from ptxopt.analysis.divergence import bind_module
 from ptxopt.analysis.manager import AnalysisManager
 from ptxopt.ir.core import IRModule
+from ptxopt.ir.dump import dump_module
 from ptxopt.ir.verify import verify_function
 from ptxopt.transforms.base import REGISTRY, FunctionPass
 
@@ -79,7 +81,12 @@ def run_pipeline(
     report: PipelineReport | None = None,
     am: AnalysisManager | None = None,
     options: dict[str, dict[str, object]] | None = None,
+    dump_before: frozenset[str] = frozenset(),
+    dump_after: frozenset[str] = frozenset(),
+    dump: Callable[[str], None] | None = None,
 ) -> PipelineReport:
+    """Run ``names`` over every function of ``mod``.  ``dump_before``/``dump_after``
+    name passes (or ``"all"``) around which the SSA IR is written to ``dump``."""
     report = report or PipelineReport()
     am = am or AnalysisManager()
     # analyses that look across calls (divergence) need to know the module
@@ -87,6 +94,8 @@ def run_pipeline(
     classes = available_passes()
     for name in names:
         p = classes[name](**(options or {}).get(name, {}))
+        if dump is not None and (name in dump_before or "all" in dump_before):
+            dump(f"*** IR before {name} ***\n{dump_module(mod)}")
         t0 = time.perf_counter()
         changed = 0
         for func in mod.funcs:
@@ -97,4 +106,6 @@ def run_pipeline(
                 verify_function(func)
         report.add_time(name, time.perf_counter() - t0)
         report.changed[name] = changed
+        if dump is not None and (name in dump_after or "all" in dump_after):
+            dump(f"*** IR after {name} ***\n{dump_module(mod)}")
     return report

@@ -135,3 +135,26 @@ def test_unsupported_arch_is_a_usage_error(capsys: pytest.CaptureFixture[str]) -
 def test_shipped_example_runs(capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["opt", "example:reduce", "--arch", "sm_90", "-o", "-"]) == 0
     assert ".visible .entry block_reduce_sum(" in capsys.readouterr().out
+
+
+def test_dump_ssa_and_after_pass(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    guarded = GOOD.replace(
+        "\tst.global.u32",
+        "\tsetp.eq.u32 \t%p1, %r1, 0;\n\t@%p1 add.s32 \t%r2, %r2, 1;\n\tst.global.u32",
+    ).replace(".reg .b32 %r<3>;", ".reg .b32 %r<3>;\n\t.reg .pred %p1;")
+    src = tmp_path / "k.ptx"
+    src.write_text(guarded)
+    argv = ["opt", str(src), "-o", "-", "-p", "mark-uniform-branches", "--dump-ssa"]
+    rc = main([*argv, "--dump-after", "all"])
+    err = capsys.readouterr().err
+    assert rc == 0, err
+    assert "*** IR after lifting ***" in err and "*** IR after mark-uniform-branches ***" in err
+    assert "function k (1 blocks)" in err
+    assert "mov.u32 %r1.3, %tid.x;" in err
+    # the guarded add shows the value it keeps in lanes where %p1 is false
+    assert "@%p1.5 add.s32 %r2.6, %r2.4, 1;    // line 15; keeps %r2.4" in err
+
+
+def test_dump_of_unknown_pass_is_a_usage_error(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["opt", "example:reduce", "--dump-after", "nope"]) == 2
+    assert "--dump-after nope" in capsys.readouterr().err
