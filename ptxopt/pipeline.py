@@ -15,9 +15,9 @@ from dataclasses import dataclass, field
 
 from ptxopt.analysis.divergence import bind_module
 from ptxopt.analysis.manager import AnalysisManager
-from ptxopt.ir.core import IRModule
+from ptxopt.ir.core import Func, IRModule
 from ptxopt.ir.dump import dump_module
-from ptxopt.ir.verify import verify_function
+from ptxopt.ir.verify import VerifyError, verify_function
 from ptxopt.transforms.base import REGISTRY, FunctionPass
 
 # Passes run when no -p is given.  Transformations join it as they are verified
@@ -73,6 +73,30 @@ class PipelineReport:
         return "\n".join(lines)
 
 
+def _same(a: object, b: object) -> bool | None:
+    """Do two results of one analysis agree?  ``None``: the analysis cannot tell."""
+    same_as = getattr(a, "same_as", None)
+    if callable(same_as):
+        return bool(same_as(b))
+    if type(a).__eq__ is not object.__eq__:
+        return a == b
+    return None
+
+
+def check_preserved(pass_name: str, func: Func, am: AnalysisManager) -> None:
+    """Recompute, from scratch, every analysis still cached for ``func`` after a pass
+    changed it (those the pass claims to preserve) and compare with the cached one."""
+    for cls in am.cached_analyses(func):
+        cached: object = am.get(cls, func)
+        fresh: object = AnalysisManager().get(cls, func)
+        if _same(cached, fresh) is False:
+            raise VerifyError(
+                func.ast.span,
+                f"pass '{pass_name}' claims to preserve {cls.__name__} of '{func.name}', "
+                "but recomputing it gives a different result",
+            )
+
+
 def run_pipeline(
     mod: IRModule,
     names: list[str],
@@ -102,6 +126,8 @@ def run_pipeline(
             if p.run(func, am):
                 changed += 1
                 am.invalidate(func, p.preserves)
+                if verify_each:
+                    check_preserved(name, func, am)
             if verify_each:
                 verify_function(func)
         report.add_time(name, time.perf_counter() - t0)

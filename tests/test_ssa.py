@@ -293,3 +293,40 @@ def test_analyses_are_cached_and_invalidated() -> None:
     am.invalidate(fn, frozenset({DomTree}))
     assert am.get(DomTree, fn) is dom
     assert am.get(DefUse, fn) is not du
+
+
+def test_verify_each_catches_a_false_preservation_claim() -> None:
+    from ptxopt.analysis.dominators import DomTree
+    from ptxopt.analysis.manager import AnalysisManager
+    from ptxopt.pipeline import run_pipeline
+    from ptxopt.transforms.base import REGISTRY, FunctionPass
+
+    class DropBackEdge(FunctionPass):
+        """Turns the loop's conditional back edge into a fall-through, but claims the
+        dominator tree is unchanged."""
+
+        name = "test-drop-back-edge"
+        preserves = frozenset({DomTree})
+
+        def run(self, func: Func, am: AnalysisManager) -> bool:
+            am.get(DomTree, func)
+            for b in func.blocks:
+                if b.terminator is not None and b.terminator.opcode == "bra" and b.succs:
+                    target = b.succs[0]
+                    if target.index <= b.index:
+                        j = target.preds.index(b)
+                        b.insts.pop()
+                        b.succs.remove(target)
+                        del target.preds[j]
+                        for phi in target.phis:
+                            del phi.incoming[j]
+                        return True
+            return False
+
+    REGISTRY[DropBackEdge.name] = DropBackEdge
+    try:
+        mod = lift_module(parse(LOOP, "loop.ptx"))
+        with pytest.raises(VerifyError, match="claims to preserve DomTree"):
+            run_pipeline(mod, [DropBackEdge.name], verify_each=True)
+    finally:
+        del REGISTRY[DropBackEdge.name]

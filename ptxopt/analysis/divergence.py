@@ -163,6 +163,16 @@ class Divergence:
         md.handed_out.add(fn)
         return md.funcs[fn.name]
 
+    def same_as(self, other: object) -> bool:
+        """Same verdicts (values, branches, addresses) as ``other``: used by
+        ``--verify-each`` to check a pass that claims to preserve divergence."""
+        return (
+            isinstance(other, Divergence)
+            and self.varying == other.varying
+            and self.divergent == other.divergent
+            and self.addr_varying == other.addr_varying
+        )
+
     def is_varying(self, v: Value) -> bool:
         return v.id < len(self.varying) and bool(self.varying[v.id])
 
