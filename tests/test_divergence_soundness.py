@@ -71,8 +71,8 @@ def test_uniform_claims_hold(path: str, index: int) -> None:
                 uniform_claims=claims,
                 filename=path,
             )
-        except SimError as e:  # the launch itself cannot run: not a uniformity question
-            pytest.skip(f"interpreter cannot run this launch: {e}")
+        except SimError as e:  # every runnable launch must run: no silent holes
+            pytest.fail(f"interpreter cannot run {path} {la['kernel']} block={block}: {e}")
         assert not res.violations, res.violations[:5]
 
 
