@@ -562,3 +562,31 @@ def test_divergent_bra_uni_is_an_error() -> None:
     out = np.zeros(40, dtype=np.uint32)
     with pytest.raises(SimError, match="bra.uni is divergent"):
         launch(BRA_UNI.replace("COND", "%r2, %r1"), "k", 1, 40, [out, np.uint32(3)])
+
+
+def test_saturating_s32_add_and_sub() -> None:
+    ptx = """.version 8.0
+.target sm_80
+.address_size 64
+.visible .entry k(.param .u64 p)
+{
+	.reg .b32 %r<6>;
+	.reg .b64 %rd<4>;
+	ld.param.u64 %rd1, [p];
+	cvta.to.global.u64 %rd2, %rd1;
+	mov.u32 %r1, %tid.x;
+	mul.wide.u32 %rd3, %r1, 8;
+	add.s64 %rd3, %rd2, %rd3;
+	ld.global.v2.u32 {%r2, %r3}, [%rd3];
+	add.sat.s32 %r4, %r2, %r3;
+	sub.sat.s32 %r5, %r2, %r3;
+	st.global.v2.u32 [%rd3], {%r4, %r5};
+	ret;
+}
+"""
+    v = np.array([2**31 - 1, 5, -(2**31), 3, 7, -9, -(2**31), 1], dtype=np.int32)
+    x = v.copy()
+    launch(ptx, "k", 1, 4, [x])
+    a, b = v[0::2].astype(np.int64), v[1::2].astype(np.int64)
+    assert x[0::2].tolist() == np.clip(a + b, -(2**31), 2**31 - 1).tolist()
+    assert x[1::2].tolist() == np.clip(a - b, -(2**31), 2**31 - 1).tolist()

@@ -29,20 +29,13 @@ Dim = int | tuple[int, ...] | list[int]
 
 
 @dataclass(slots=True)
-class LaunchResult:
-    """Statistics and checks of one launch."""
+class LaunchResult(Stats):
+    """Statistics (the counters of :class:`~ptxopt.sim.machine.Stats`, summed over all
+    batches of CTAs) and checks of one launch."""
 
-    kernel: str
-    grid: tuple[int, int, int]
-    block: tuple[int, int, int]
-    warp_instructions: int = 0
-    lane_instructions: int = 0
-    divergent_branches: int = 0
-    max_divergence_depth: int = 0
-    barriers: int = 0
-    calls: int = 0
-    atomics: int = 0
-    steps: int = 0
+    kernel: str = ""
+    grid: tuple[int, int, int] = (1, 1, 1)
+    block: tuple[int, int, int] = (1, 1, 1)
     batches: int = 0
     seconds: float = 0.0
     violations: list[Violation] = field(default_factory=list)
@@ -349,18 +342,8 @@ def launch(
             a.view(np.uint8).reshape(-1)[:] = dev
         elif a.flags.writeable:
             a[...] = dev.view(a.dtype).reshape(a.shape)
-    res = LaunchResult(kernel, g3, b3)
-    for f in (
-        "warp_instructions",
-        "lane_instructions",
-        "divergent_branches",
-        "max_divergence_depth",
-        "barriers",
-        "calls",
-        "atomics",
-        "steps",
-    ):
-        setattr(res, f, getattr(stats, f))
+    res = LaunchResult(kernel=kernel, grid=g3, block=b3)
+    res.merge(stats)
     res.batches = batches
     res.violations = violations
     for name, v, addr in comp.globals:

@@ -87,6 +87,14 @@ ROUNDING = {".rn": "rn", ".rz": "rz", ".rm": "rm", ".rp": "rp"}
 IROUND = {".rni": "rn", ".rzi": "rz", ".rmi": "rm", ".rpi": "rp"}
 
 
+_S32_MIN, _S32_MAX = np.int64(-(2**31)), np.int64(2**31 - 1)
+
+
+def _saturating_s32(op: Any) -> Any:
+    """``add.sat.s32`` / ``sub.sat.s32``: compute in 64 bits, clamp to the s32 range."""
+    return lambda a, b: np.clip(op(a.astype(np.int64), b), _S32_MIN, _S32_MAX).astype(np.int32)
+
+
 @dataclass(slots=True)
 class CallSite:
     direct: FuncInfo | None
@@ -357,27 +365,13 @@ class Decoder:
             if ".cc" in mods or ins.opcode == "addc":
                 return self._carry(ins, pc, ty, sub=False)
             if sat:
-                lo, hi = np.int64(-(2**31)), np.int64(2**31 - 1)
-                return self.alu1(
-                    ins,
-                    pc,
-                    ty,
-                    [ty, ty],
-                    lambda a, b: np.clip(a.astype(np.int64) + b, lo, hi).astype(np.int32),
-                )
+                return self.alu1(ins, pc, ty, [ty, ty], _saturating_s32(np.add))
             return self.alu1(ins, pc, ty, [ty, ty], lambda a, b: a + b)
         if name == "sub":
             if ".cc" in mods or ins.opcode == "subc":
                 return self._carry(ins, pc, ty, sub=True)
             if sat:
-                lo, hi = np.int64(-(2**31)), np.int64(2**31 - 1)
-                return self.alu1(
-                    ins,
-                    pc,
-                    ty,
-                    [ty, ty],
-                    lambda a, b: np.clip(a.astype(np.int64) - b, lo, hi).astype(np.int32),
-                )
+                return self.alu1(ins, pc, ty, [ty, ty], _saturating_s32(np.subtract))
             return self.alu1(ins, pc, ty, [ty, ty], lambda a, b: a - b)
         if name == "min":
             return self.alu1(ins, pc, ty, [ty, ty], np.minimum)
