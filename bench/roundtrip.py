@@ -6,13 +6,21 @@ Prints one row per corpus file, the ratio ptxopt / ptxas, and how ptxopt's time
 grows with size: a log-log slope over the corpus and over synthetic functions of
 10^3 .. 10^5 instructions (slope 1.0 is linear).
 
-    python bench/roundtrip.py [--quick] [--files GLOB] [--no-ptxas]
+``--process`` adds the whole-process figure (``python -m ptxopt.cli opt -p none IN
+-o OUT``, start to exit, interpreter start-up and imports included) next to
+``ptxas -O3`` on the same file, for the largest corpus file and for a 40k-line file
+made of it and renamed copies of the other Triton sm_90a kernels (debug lines
+stripped from the copies), with the in-process phase times and lines/s.
+
+    python bench/roundtrip.py [--quick] [--files GLOB] [--no-ptxas] [--process]
 """
 
 from __future__ import annotations
 
 import argparse
 import math
+import os
+import re
 import shutil
 import subprocess
 import sys
@@ -20,10 +28,13 @@ import tempfile
 import time
 from pathlib import Path
 
-from ptxopt.driver import optimize
-from ptxopt.ptx.parser import parse
-
 ROOT = Path(__file__).resolve().parent.parent
+if str(ROOT) not in sys.path:
+    sys.path.insert(0, str(ROOT))  # this checkout's ptxopt, not an installed one
+
+from ptxopt.driver import optimize  # noqa: E402
+from ptxopt.ptx.parser import parse  # noqa: E402
+
 CORPUS = ROOT / "tests" / "corpus"
 
 
@@ -107,12 +118,72 @@ def synthetic(n_blocks: int) -> str:
     return "\n".join(lines)
 
 
+def large_file(target_lines: int = 40_000) -> str:
+    """The largest corpus file plus renamed copies of the other Triton sm_90a kernels
+    until the text has ``target_lines`` lines (one module, one ``.target``)."""
+    big = (CORPUS / "triton" / "matmul_fp32_ieee.sm90.ptx").read_text()
+    cut = big.index("\n}\n", big.index(".entry")) + 3
+    head, tail = big[:cut], big[cut:]
+    donors = [
+        (CORPUS / "triton" / name).read_text()
+        for name in ("matmul_fp16.sm90a.ptx", "row_softmax.sm90.ptx", "vector_add.sm90.ptx")
+    ]
+    parts = [head]
+    lines = head.count("\n") + tail.count("\n")
+    k = 0
+    while lines < target_lines:
+        text = donors[k % len(donors)]
+        start = text.index(".visible .entry")
+        end = text.index("\n}\n", start) + 3
+        fn = text[start:end]
+        name = re.search(r"\.entry\s+(\w+)", fn).group(1)  # type: ignore[union-attr]
+        fn = re.sub(rf"\b{name}\b", f"{name}_copy{k}", fn)
+        fn = "\n".join(ln for ln in fn.split("\n") if not ln.lstrip().startswith(".loc"))
+        parts.append("\n" + fn)
+        lines += fn.count("\n") + 1
+        k += 1
+    return "".join(parts) + tail
+
+
+def whole_process(text: str, name: str, arch: str, repeat: int, no_ptxas: bool) -> None:
+    """``ptxopt opt -p none`` as a process next to ``ptxas -O3``, both on ``text``."""
+    with tempfile.TemporaryDirectory() as tmp:
+        src = Path(tmp) / "in.ptx"
+        src.write_text(text)
+        cmd = [sys.executable, "-m", "ptxopt.cli", "opt", "-p", "none", str(src)]
+        # as installed: byte code cached (a first, untimed run writes it)
+        env = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
+        subprocess.run([*cmd, "-o", f"{tmp}/out.ptx"], check=True, cwd=ROOT, env=env)
+        best = math.inf
+        for _ in range(repeat):
+            t0 = time.perf_counter()
+            subprocess.run([*cmd, "-o", f"{tmp}/out.ptx"], check=True, cwd=ROOT, env=env)
+            best = min(best, time.perf_counter() - t0)
+        t_as = None if no_ptxas else time_ptxas(src, arch, 1)
+        n = text.count("\n")
+        res = optimize(text, name, [])
+        phases = ", ".join(f"{k} {v:.2f}" for k, v in res.report.times)
+        ratio = f"{best / t_as:.3f}" if t_as else "-"
+        as_s = f"{t_as:.2f} s" if t_as else "-"
+        print(
+            f"{name}: {n} lines; ptxopt process {best:.2f} s ({n / best / 1000:.1f} klines/s), "
+            f"ptxas -O3 {as_s}, ratio {ratio} (goal <= 0.15)"
+        )
+        print(f"  in-process phases (s): {phases}")
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--quick", action="store_true", help="one repetition, smaller synthetic sizes")
     ap.add_argument("--files", default="*/*.ptx", help="glob under tests/corpus")
     ap.add_argument("--no-ptxas", action="store_true")
+    ap.add_argument("--process", action="store_true", help="only the whole-process figures")
     args = ap.parse_args()
+    if args.process:
+        big = (CORPUS / "triton" / "matmul_fp32_ieee.sm90.ptx").read_text()
+        whole_process(big, "matmul_fp32_ieee.sm90.ptx", "sm_90a", 3, args.no_ptxas)
+        whole_process(large_file(), "40k-line module", "sm_90a", 3, args.no_ptxas)
+        return 0
     repeat = 1 if args.quick else 3
     files = sorted(CORPUS.glob(args.files))
     print(f"{'file':44} {'lines':>7} {'ptxopt s':>9} {'ptxas s':>9} {'ratio':>7} {'klines/s':>9}")

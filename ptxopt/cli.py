@@ -13,9 +13,13 @@ import re
 import sys
 import tempfile
 from collections.abc import Sequence
+from typing import TYPE_CHECKING
 
 from ptxopt import __version__
 from ptxopt.ptx.ast import PtxError
+
+if TYPE_CHECKING:
+    from ptxopt.phases import Step
 
 EXAMPLE_PREFIX = "example:"
 
@@ -36,17 +40,19 @@ def example_path(name: str) -> str:
 def read_input(path: str) -> tuple[str, str]:
     """Read PTX from ``path`` (``-``: standard input; ``example:NAME``: a PTX file
     shipped with the package); return (text, display name)."""
+    # Bytes are read as they are (Latin-1, no newline translation: a carriage return
+    # inside a comment stays in the comment, as ptxas reads it); PTX is ASCII, and
+    # the lexer reports any other character where it stands.
     if path == "-":
-        return sys.stdin.read(), "<stdin>"
+        raw = getattr(sys.stdin, "buffer", None)
+        return (raw.read().decode("latin-1") if raw else sys.stdin.read()), "<stdin>"
     if path.startswith(EXAMPLE_PREFIX):
         path = example_path(path[len(EXAMPLE_PREFIX) :])
     try:
-        with open(path, encoding="utf-8") as f:
+        with open(path, encoding="latin-1", newline="") as f:
             return f.read(), path
     except OSError as e:
         raise PtxError(None, f"cannot read '{path}': {e.strerror}") from None
-    except UnicodeDecodeError:
-        raise PtxError(None, f"'{path}' is not UTF-8 text") from None
 
 
 def write_output(path: str | None, text: str) -> None:
@@ -66,13 +72,35 @@ def write_output(path: str | None, text: str) -> None:
         raise
 
 
+def select_steps(args: argparse.Namespace) -> list[Step]:
+    """The steps ``-p``/``-O``/``--named-phases``/``--disable`` select (ValueError on
+    an unknown name or a conflicting combination)."""
+    from ptxopt.phases import known_disable_names, resolve_named_phases
+    from ptxopt.pipeline import available_passes, parse_pipeline
+
+    given = (("-p", args.passes), ("-O", args.O), ("--named-phases", args.named_phases))
+    chosen = [flag for flag, v in given if v]
+    if len(chosen) > 1:
+        raise ValueError(f"{chosen[0]} and {chosen[1]} are exclusive")
+    if args.named_phases:
+        steps = resolve_named_phases(args.named_phases.split(","), available_passes())
+    else:
+        steps = parse_pipeline("default" if args.O else args.passes)
+    off = {d.strip() for item in args.disable for d in item.split(",") if d.strip()}
+    bad = off - known_disable_names() - set(available_passes())
+    if bad:
+        raise ValueError(f"--disable {sorted(bad)[0]}: no such pass, placement or phase")
+    return [s for s in steps if not off & {s.pass_name, s.label, str(s.phase)} - {"None"}]
+
+
 def cmd_opt(args: argparse.Namespace) -> int:
     from ptxopt.driver import optimize
-    from ptxopt.pipeline import parse_pipeline
+    from ptxopt.knobs import KnobError, parse_assignments
 
     try:
-        passes = parse_pipeline(args.passes)
-    except ValueError as e:
+        passes = select_steps(args)
+        knobs = parse_assignments(args.knob)
+    except (ValueError, KnobError) as e:
         print(f"ptxopt: error: {e}", file=sys.stderr)
         return 2
     if args.arch is not None and not re.fullmatch(
@@ -80,7 +108,7 @@ def cmd_opt(args: argparse.Namespace) -> int:
     ):
         print(f"ptxopt: error: unsupported --arch '{args.arch}' (sm_75 .. sm_120)", file=sys.stderr)
         return 2
-    known = set(passes) | {"all"}
+    known = {s.pass_name for s in passes} | {s.label for s in passes} | {"all"}
     for flag, names in (("--dump-before", args.dump_before), ("--dump-after", args.dump_after)):
         for n in names:
             if n not in known:
@@ -93,6 +121,7 @@ def cmd_opt(args: argparse.Namespace) -> int:
         passes,
         verify_each=args.verify_each,
         arch=args.arch,
+        knobs=knobs,
         dump_ssa=args.dump_ssa,
         dump_before=frozenset(args.dump_before),
         dump_after=frozenset(args.dump_after),
@@ -101,22 +130,45 @@ def cmd_opt(args: argparse.Namespace) -> int:
     write_output(args.output, result.text)
     if args.time_passes:
         print(result.report.format_times(), file=sys.stderr)
+    if args.stats:
+        print(result.report.format_stats(), file=sys.stderr)
     return 0
 
 
 def cmd_passes(args: argparse.Namespace) -> int:
-    from ptxopt.pipeline import DEFAULT_PIPELINE, available_passes
+    from ptxopt.knobs import GLOBAL_KNOBS
+    from ptxopt.phases import PHASES
+    from ptxopt.pipeline import available_passes
 
-    for name, cls in available_passes().items():
+    classes = available_passes()
+    print("Default pipeline (ptxas phase order; 'ptxopt opt -O'):")
+    print(f"  {'phase':>5}  {'placement':34} {'ptxas name':34} status")
+    for ph in PHASES:
+        num = str(ph.number) if ph.number is not None else "-"
+        if ph.pass_name not in classes:
+            status = "not implemented"
+        elif ph.report:
+            status = "report" if ph.default else "report, off"
+        else:
+            status = "on" if ph.default else "off by default"
+        note = f" ({ph.note})" if ph.note else ""
+        print(f"  {num:>5}  {ph.placement:34} {ph.ptxas_name:34} {status}{note}")
+    print()
+    print("Passes (-p NAME) and their knobs (--knob Name=Value):")
+    for name, cls in classes.items():
         phase = f"phase {cls.phase}" if cls.phase is not None else "-"
-        default = "default" if name in DEFAULT_PIPELINE else "off by default"
-        print(f"{name:28} {phase:10} {default:15} {cls.description}")
-        for knob, value in cls.knobs.items():
-            print(f"{'':28}   knob {knob} = {value!r}")
+        print(f"  {name:32} {phase:10} {cls.description}")
+        for k in cls.knobs:
+            print(f"  {'':32}   {k.name} = {k.default!r}  ({k.describe_range()}) {k.help}")
+    if GLOBAL_KNOBS:
+        print()
+        print("Driver knobs:")
+        for k in GLOBAL_KNOBS:
+            print(f"  {k.name} = {k.default!r}  ({k.describe_range()}) {k.help}")
     return 0
 
 
-def build_parser() -> argparse.ArgumentParser:
+def build_parser(extra_commands: Sequence[str] = ()) -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="ptxopt",
         description="A warp-aware PTX middle-end: parse, lift to SSA, analyze, optimize, print.",
@@ -136,8 +188,30 @@ def build_parser() -> argparse.ArgumentParser:
         "-p",
         "--passes",
         metavar="PASSES",
-        help="comma-separated passes; 'none' lifts and lowers only (see 'ptxopt passes')",
+        help="comma-separated passes or placements (PASS@NN); 'default': the phase table; "
+        "'none' lifts and lowers only (see 'ptxopt passes'); default: the phase table",
     )
+    p.add_argument("-O", action="store_true", help="run the default pipeline (same as -p default)")
+    p.add_argument(
+        "--named-phases",
+        metavar="A,B",
+        help="run these ptxas phases (GvnCse, GeneralOptimizeLate, OriCopyProp ...) in order",
+    )
+    p.add_argument(
+        "--disable",
+        metavar="NAME",
+        action="append",
+        default=[],
+        help="drop a pass, a placement (PASS@NN) or a ptxas phase (name or number); repeatable",
+    )
+    p.add_argument(
+        "--knob",
+        metavar="Name=Value",
+        action="append",
+        default=[],
+        help="set a knob by its spec name (see 'ptxopt passes'); repeatable",
+    )
+    p.add_argument("--stats", action="store_true", help="print what each pass did to stderr")
     p.add_argument("--arch", metavar="sm_XX", help="target for arch-dependent decisions")
     p.add_argument("--verify-each", action="store_true", help="verify the IR after every pass")
     p.add_argument("--time-passes", action="store_true", help="print per-phase times to stderr")
@@ -161,7 +235,7 @@ def build_parser() -> argparse.ArgumentParser:
     p = sub.add_parser("passes", help="list the available passes and their knobs")
     p.set_defaults(func=cmd_passes)
 
-    for module in ("ptxopt.sim.cli", "ptxopt.report.analyze_cli"):
+    for module in extra_commands:
         try:
             mod = __import__(module, fromlist=["add_parser"])
         except ImportError:
@@ -170,8 +244,16 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+# Commands defined by other packages; importing them loads the interpreter (numpy),
+# which 'opt' and 'passes' do not need, so they are left out of those runs.
+EXTRA_COMMANDS = ("ptxopt.sim.cli", "ptxopt.report.analyze_cli", "ptxopt.report.isa_cli")
+_CORE_COMMANDS = frozenset({"opt", "passes"})
+
+
 def main(argv: Sequence[str] | None = None) -> int:
-    parser = build_parser()
+    argv = list(sys.argv[1:] if argv is None else argv)
+    command = next((a for a in argv if not a.startswith("-")), None)
+    parser = build_parser(() if command in _CORE_COMMANDS else EXTRA_COMMANDS)
     args = parser.parse_args(argv)
     try:
         return int(args.func(args) or 0)

@@ -13,8 +13,10 @@ from ptxopt.ir.dump import dump_module
 from ptxopt.ir.lift import lift_module
 from ptxopt.ir.lower import print_ir_module
 from ptxopt.ir.verify import verify_function
+from ptxopt.phases import Step
 from ptxopt.pipeline import PipelineReport, run_pipeline
-from ptxopt.ptx.parser import parse
+from ptxopt.ptx.parser import deep_recursion, parse
+from ptxopt.ptx.validate import validate
 
 
 @dataclass
@@ -41,25 +43,28 @@ def no_gc() -> Iterator[None]:
 def optimize(
     text: str,
     filename: str = "<input>",
-    passes: list[str] | None = None,
+    passes: list[str] | list[Step] | list[str | Step] | None = None,
     *,
     verify_each: bool = False,
     arch: str | None = None,
+    knobs: dict[str, object] | None = None,
     dump_ssa: bool = False,
     dump_before: frozenset[str] = frozenset(),
     dump_after: frozenset[str] = frozenset(),
     dump: Callable[[str], None] | None = None,
 ) -> OptResult:
-    """Parse ``text``, lift every function to SSA (verified), run ``passes``, lower
-    and print.  ``arch`` overrides the module's ``.target`` for decisions that
-    depend on the architecture; the printed ``.target`` is unchanged."""
-    with no_gc():
+    """Parse and validate ``text``, lift every function to SSA (verified), run ``passes`` (pass
+    names, placements or steps; ``None``: none) with ``knobs`` (spec names to
+    values), lower and print.  ``arch`` overrides the module's ``.target`` for
+    decisions that depend on the architecture; the printed ``.target`` is unchanged."""
+    with no_gc(), deep_recursion():
         return _optimize(
             text,
             filename,
             passes,
             verify_each=verify_each,
             arch=arch,
+            knobs=knobs,
             dump_ssa=dump_ssa,
             dump_before=dump_before,
             dump_after=dump_after,
@@ -70,10 +75,11 @@ def optimize(
 def _optimize(
     text: str,
     filename: str,
-    passes: list[str] | None,
+    passes: list[str] | list[Step] | list[str | Step] | None,
     *,
     verify_each: bool,
     arch: str | None,
+    knobs: dict[str, object] | None = None,
     dump_ssa: bool = False,
     dump_before: frozenset[str] = frozenset(),
     dump_after: frozenset[str] = frozenset(),
@@ -82,8 +88,11 @@ def _optimize(
     report = PipelineReport()
     t0 = time.perf_counter()
     ast = parse(text, filename)
+    t_parsed = time.perf_counter()
+    report.add_time("parse", t_parsed - t0)
+    validate(ast)
     t1 = time.perf_counter()
-    report.add_time("parse", t1 - t0)
+    report.add_time("validate", t1 - t_parsed)
     mod = lift_module(ast)
     mod.arch = arch or ast.arch
     t2 = time.perf_counter()
@@ -99,6 +108,7 @@ def _optimize(
         passes or [],
         verify_each=verify_each,
         report=report,
+        knobs=knobs,
         dump_before=dump_before,
         dump_after=dump_after,
         dump=dump,

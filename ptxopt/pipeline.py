@@ -1,16 +1,20 @@
-"""The pass pipeline: which passes run, in what order, with verification and timing.
+"""The pass pipeline: which passes run, in what order, with knobs, verification,
+timing and statistics.
 
-Passes are named as in ``-p`` (``-p none`` lifts and lowers only).  Each pass runs
-on every function of the module; after a pass reports a change, the analyses it
-does not preserve are invalidated.  ``verify_each`` runs the IR verifier after
-every pass; ``time_passes`` records wall time per pass (lifting and lowering
-included) in the returned :class:`PipelineReport`.
+Passes are named as in ``-p`` (``-p none`` lifts and lowers only; ``-p default`` or
+no ``-p`` runs the phase table of :mod:`ptxopt.phases`; ``PASS@NN`` names one
+placement).  Each pass runs on every function of the module; after a pass reports a
+change, the analyses it does not preserve are invalidated.  ``verify_each`` runs
+the IR verifier after every pass; the returned :class:`PipelineReport` holds wall
+time per step (lifting and lowering included), how many functions each step changed
+and each pass's own counters (``--stats``).
 """
 
 from __future__ import annotations
 
 import time
-from collections.abc import Callable
+from collections import Counter
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
 from ptxopt.analysis.divergence import bind_module
@@ -18,11 +22,9 @@ from ptxopt.analysis.manager import AnalysisManager
 from ptxopt.ir.core import Func, IRModule
 from ptxopt.ir.dump import dump_module
 from ptxopt.ir.verify import VerifyError, verify_function
+from ptxopt.knobs import registry as knob_registry
+from ptxopt.phases import Step, default_steps, resolve_pass_list
 from ptxopt.transforms.base import REGISTRY, FunctionPass
-
-# Passes run when no -p is given.  Transformations join it as they are verified
-# by execution; analyses run on demand.
-DEFAULT_PIPELINE: list[str] = []
 
 
 def _load_passes() -> None:
@@ -42,24 +44,32 @@ def available_passes() -> dict[str, type[FunctionPass]]:
     return dict(sorted(REGISTRY.items()))
 
 
-def parse_pipeline(spec: str | None) -> list[str]:
-    """``None`` → the default pipeline; ``"none"`` → no passes; else a comma list."""
-    if spec is None:
-        return list(DEFAULT_PIPELINE)
-    if spec.strip() in ("none", ""):
-        return []
-    names = [s.strip() for s in spec.split(",") if s.strip()]
-    known = available_passes()
-    for n in names:
-        if n not in known:
-            raise ValueError(f"unknown pass '{n}' (known: {', '.join(known) or 'none'})")
-    return names
+def default_pipeline() -> list[Step]:
+    """The default pipeline: the phase table's default placements that exist."""
+    return default_steps(available_passes())
+
+
+def parse_pipeline(spec: str | None) -> list[Step]:
+    """``None``/``"default"`` → the default pipeline; ``"none"`` → no passes; else a
+    comma list of passes or placements (``ValueError`` naming an unknown one)."""
+    return resolve_pass_list(spec, available_passes())
 
 
 @dataclass
 class PipelineReport:
     times: list[tuple[str, float]] = field(default_factory=list)
     changed: dict[str, int] = field(default_factory=dict)
+    # per step label: the pass's own counters (``copies propagated`` ...)
+    stats: dict[str, Counter[str]] = field(default_factory=dict)
+
+    def format_stats(self) -> str:
+        lines = ["===  ptxopt pass statistics  ==="]
+        for label, counts in self.stats.items():
+            for what, n in sorted(counts.items()):
+                lines.append(f"{n:10d}  {label}: {what}")
+        if len(lines) == 1:
+            lines.append("  (no pass counted anything)")
+        return "\n".join(lines)
 
     def add_time(self, name: str, seconds: float) -> None:
         self.times.append((name, seconds))
@@ -97,29 +107,56 @@ def check_preserved(pass_name: str, func: Func, am: AnalysisManager) -> None:
             )
 
 
+def _as_steps(items: Sequence[str | Step]) -> list[Step]:
+    out: list[Step] = []
+    for it in items:
+        if isinstance(it, Step):
+            out.append(it)
+        else:
+            out.extend(resolve_pass_list(it, available_passes()))
+    return out
+
+
+def pass_options(cls: type[FunctionPass], knobs: dict[str, object]) -> dict[str, object]:
+    """The values of ``cls``'s knobs among ``knobs`` (others are ignored)."""
+    mine = {k.name for k in cls.knobs}
+    return {k: v for k, v in knobs.items() if k in mine}
+
+
 def run_pipeline(
     mod: IRModule,
-    names: list[str],
+    names: Sequence[str | Step],
     *,
     verify_each: bool = False,
     report: PipelineReport | None = None,
     am: AnalysisManager | None = None,
-    options: dict[str, dict[str, object]] | None = None,
+    knobs: dict[str, object] | None = None,
     dump_before: frozenset[str] = frozenset(),
     dump_after: frozenset[str] = frozenset(),
     dump: Callable[[str], None] | None = None,
 ) -> PipelineReport:
-    """Run ``names`` over every function of ``mod``.  ``dump_before``/``dump_after``
-    name passes (or ``"all"``) around which the SSA IR is written to ``dump``."""
+    """Run the steps ``names`` (pass names, placements or :class:`Step` objects) over
+    every function of ``mod``.  ``knobs`` maps knob names (the spec's) to values;
+    each pass receives those it declares, and a step's own knobs override them.
+    ``dump_before``/``dump_after`` name passes or placements (or ``"all"``) around
+    which the SSA IR is written to ``dump``."""
     report = report or PipelineReport()
     am = am or AnalysisManager()
+    knobs = dict(knobs or {})
+    unknown = set(knobs) - set(knob_registry())
+    if unknown:
+        raise ValueError(f"unknown knob '{sorted(unknown)[0]}'")
     # analyses that look across calls (divergence) need to know the module
     bind_module(mod)
     classes = available_passes()
-    for name in names:
-        p = classes[name](**(options or {}).get(name, {}))
-        if dump is not None and (name in dump_before or "all" in dump_before):
-            dump(f"*** IR before {name} ***\n{dump_module(mod)}")
+    for step in _as_steps(names):
+        cls = classes[step.pass_name]
+        p = cls(**pass_options(cls, {**knobs, **step.knobs}))
+        p.module = mod
+        label = step.label
+        wanted = {step.pass_name, label, "all"}
+        if dump is not None and wanted & dump_before:
+            dump(f"*** IR before {label} ***\n{dump_module(mod)}")
         t0 = time.perf_counter()
         changed = 0
         for func in mod.funcs:
@@ -127,11 +164,13 @@ def run_pipeline(
                 changed += 1
                 am.invalidate(func, p.preserves)
                 if verify_each:
-                    check_preserved(name, func, am)
+                    check_preserved(label, func, am)
             if verify_each:
                 verify_function(func)
-        report.add_time(name, time.perf_counter() - t0)
-        report.changed[name] = changed
-        if dump is not None and (name in dump_after or "all" in dump_after):
-            dump(f"*** IR after {name} ***\n{dump_module(mod)}")
+        report.add_time(label, time.perf_counter() - t0)
+        report.changed[label] = report.changed.get(label, 0) + changed
+        if p.stats:
+            report.stats.setdefault(label, Counter()).update(p.stats)
+        if dump is not None and wanted & dump_after:
+            dump(f"*** IR after {label} ***\n{dump_module(mod)}")
     return report

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import shutil
 import subprocess
 from pathlib import Path
@@ -17,6 +18,32 @@ CORPUS = TESTS / "corpus"
 
 def corpus_files() -> list[Path]:
     return sorted(CORPUS.glob("*/*.ptx"))
+
+
+# Corpus files this large (the production kernels: CUTLASS, the unrolled Triton ones)
+# take ptxopt and ptxas tens of seconds each; their tests are marked slow and run
+# only where CI is set, so the local suite stays within minutes.
+HEAVY_LINES = 10_000
+HEAVY_BYTES = 1_000_000
+
+
+def is_heavy(path: Path) -> bool:
+    if path.stat().st_size > HEAVY_BYTES:
+        return True
+    with open(path, "rb") as f:
+        return sum(1 for _ in f) > HEAVY_LINES
+
+
+def corpus_param(path: Path, *values: object, id: str | None = None) -> object:
+    """``pytest.param(*values)`` for a test on corpus file ``path``, marked slow (and
+    skipped unless CI is set) when the file is heavy."""
+    marks = []
+    if is_heavy(path):
+        marks = [
+            pytest.mark.slow,
+            pytest.mark.skipif(not os.environ.get("CI"), reason="heavy corpus file; runs in CI"),
+        ]
+    return pytest.param(*values, marks=marks, id=id)
 
 
 def corpus_manifest() -> dict:

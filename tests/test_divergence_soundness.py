@@ -1,6 +1,7 @@
 """Soundness by execution: every register ``ptxopt analyze`` calls uniform must hold the
-same bits in all active lanes of a warp each time it is written, on every runnable corpus
-launch, at several launch shapes (partial warps included)."""
+same bits in all active lanes of a warp each time it is written and each time an
+instruction reads it, on every runnable corpus launch, at several launch shapes (partial
+warps included)."""
 
 from __future__ import annotations
 

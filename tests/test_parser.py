@@ -137,7 +137,8 @@ def test_register_declarations_and_scoped_shadowing() -> None:
     )
     d0, d1, scope = body
     assert isinstance(d0, RegDecl) and d0.names == [("%r", 10), ("%x", None)]
-    assert isinstance(d1, RegDecl) and d1.vector == ".v2"
+    # a vector register is split into one scalar register per component
+    assert isinstance(d1, RegDecl) and d1.names == [("%v$x", None), ("%v$y", None)]
     assert isinstance(scope, Scope) and isinstance(scope.body[0], RegDecl)
 
 
@@ -223,7 +224,7 @@ def test_truncated_body_is_an_error() -> None:
 @pytest.mark.parametrize(
     "src, message",
     [
-        (".reg .b32 %r<2>;\nld.global.u32 %r1, [0.];", "expected an integer, found '0.'"),
+        (".reg .b32 %r<2>;\nld.global.u32 %r1, [0.];", "expected an integer address, found '0.'"),
         (".reg .b32 %r<2>;\nld.global.u32 %r1, [tbl+1.5];", "expected an integer offset"),
         (
             ".reg .b32 %r<2>;\n.reg .b64 %rd<2>;\nld.global.u32 %r1, [%rd1+2.5];",

@@ -1,6 +1,13 @@
-"""Every registered pass is checked by execution: for each runnable corpus file the
-output of ``-p PASS`` must be accepted by ptxas and run bit-identically to the input
-in the SIMT interpreter (which also rejects a ``bra.uni`` that turns out divergent).
+"""Every registered pass is checked on the corpus, and every case asserts something:
+
+* a pass that changes a runnable file must keep its behaviour: the output is accepted
+  by ptxas and runs bit-identically to the input in the SIMT interpreter (which also
+  rejects a ``bra.uni`` that turns out divergent), on at least one launch;
+* a pass that leaves a file unchanged must say so (it reports no changed function),
+  and where the pass has a known effect (:data:`EXPECT`), the effect is checked;
+* on files the interpreter cannot run (tensor cores), a changed output goes through
+  ptxas.
+
 New passes are picked up automatically."""
 
 from __future__ import annotations
@@ -8,15 +15,20 @@ from __future__ import annotations
 import copy
 import importlib.util
 import json
+import re
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 import pytest
-from helpers import CORPUS, ptxas_check
+from helpers import CORPUS, corpus_param, is_heavy, ptxas_check
 
-from ptxopt.driver import optimize
+from ptxopt.analysis.divergence import Divergence, bind_module, is_conditional_branch
+from ptxopt.analysis.manager import AnalysisManager
+from ptxopt.driver import OptResult, optimize
+from ptxopt.ir.lift import lift_module
 from ptxopt.pipeline import available_passes
+from ptxopt.ptx.parser import parse
 from ptxopt.sim import differential
 
 _spec = importlib.util.spec_from_file_location("corpus_refs_passes", CORPUS / "references.py")
@@ -24,8 +36,47 @@ assert _spec is not None and _spec.loader is not None
 references = importlib.util.module_from_spec(_spec)
 _spec.loader.exec_module(references)
 
-FILES = [f for f in json.loads((CORPUS / "manifest.json").read_text())["files"] if f["launches"]]
+MANIFEST = json.loads((CORPUS / "manifest.json").read_text())["files"]
+RUNNABLE = [f for f in MANIFEST if f["launches"]]
+NOT_RUNNABLE = [f for f in MANIFEST if not f["launches"]]
+# heavy files are marked slow and run where CI is set (helpers.corpus_param)
+RUNNABLE_PARAMS = [corpus_param(CORPUS / f["path"], f, id=f["path"]) for f in RUNNABLE]
+NOT_RUNNABLE_PARAMS = [corpus_param(CORPUS / f["path"], f, id=f["path"]) for f in NOT_RUNNABLE]
 PASSES = sorted(available_passes())
+
+
+def _uniform_unmarked_branches(text: str, path: str) -> int:
+    """Conditional ``bra`` without ``.uni`` whose guard the analysis calls uniform."""
+    mod = lift_module(parse(text, path))
+    bind_module(mod)
+    am = AnalysisManager()
+    n = 0
+    for fn in mod.funcs:
+        div = am.get(Divergence, fn)
+        for b in fn.blocks:
+            t = b.terminator
+            if not is_conditional_branch(t) or t is None or t.opcode != "bra":
+                continue
+            if ".uni" not in t.ast.mods and t.pred is not None and div.is_uniform(t.pred):
+                n += 1
+    return n
+
+
+def _expect_marks(text: str, path: str, base: str, res: OptResult) -> None:
+    added = len(re.findall(r"\bbra\.uni\b", res.text)) - len(re.findall(r"\bbra\.uni\b", base))
+    assert added == _uniform_unmarked_branches(text, path)
+
+
+def _expect_nothing(text: str, path: str, base: str, res: OptResult) -> None:
+    assert res.text == base, "an analysis-only pass changed the code"
+
+
+# What each pass must have done, checked on every file (passes not listed: behaviour only)
+EXPECT: dict[str, Callable[[str, str, str, OptResult], None]] = {
+    "mark-uniform-branches": _expect_marks,
+    "propagate-varying-first": _expect_nothing,
+    "propagate-varying-second": _expect_nothing,
+}
 
 
 def _maker(launch: dict[str, Any]) -> Callable[[int], list[Any]]:
@@ -39,20 +90,29 @@ def _maker(launch: dict[str, Any]) -> Callable[[int], list[Any]]:
     return make
 
 
-@pytest.mark.parametrize("name", PASSES)
-@pytest.mark.parametrize("entry", FILES, ids=[f["path"] for f in FILES])
-def test_pass_preserves_behaviour(name: str, entry: dict[str, Any], tmp_path: Path) -> None:
+def _run(entry: dict[str, Any], name: str) -> tuple[str, str, str, OptResult]:
     path = CORPUS / entry["path"]
     text = path.read_text()
-    baseline = optimize(text, str(path), []).text
-    result = optimize(text, str(path), [name], verify_each=True)
-    if result.text == baseline:
-        return  # the pass found nothing to change here
-    ptxas_check(result.text, entry["target"], tmp_path)
+    base = optimize(text, str(path), []).text
+    res = optimize(text, str(path), [name], verify_each=True)
+    if res.text == base:
+        assert res.report.changed.get(name, 0) == 0, f"{name} reports a change it did not make"
+    if name in EXPECT:
+        EXPECT[name](text, str(path), base, res)
+    return text, str(path), base, res
+
+
+@pytest.mark.parametrize("name", PASSES)
+@pytest.mark.parametrize("entry", RUNNABLE_PARAMS)
+def test_pass_preserves_behaviour(name: str, entry: dict[str, Any], tmp_path: Path) -> None:
+    text, _, base, res = _run(entry, name)
+    if res.text == base:
+        return  # identical text: nothing to execute; the report and EXPECT were checked
+    ptxas_check(res.text, entry["target"], tmp_path)
     for launch in entry["launches"]:
-        res = differential(
+        diff = differential(
             text,
-            result.text,
+            res.text,
             launch["kernel"],
             launch["grid"],
             launch["block"],
@@ -60,24 +120,27 @@ def test_pass_preserves_behaviour(name: str, entry: dict[str, Any], tmp_path: Pa
             trials=1,
             shared_bytes=launch.get("shared_bytes", 0),
         )
-        assert res.ok and res.both_failed == 0, f"{name} on {entry['path']}: {res.message}"
-
-
-ALL_FILES = json.loads((CORPUS / "manifest.json").read_text())["files"]
+        assert diff.ok and diff.both_failed == 0 and diff.trials == 1, (
+            f"{name} on {entry['path']}: {diff.message}"
+        )
 
 
 @pytest.mark.parametrize("name", PASSES)
-@pytest.mark.parametrize("entry", ALL_FILES, ids=[f["path"] for f in ALL_FILES])
+@pytest.mark.parametrize("entry", NOT_RUNNABLE_PARAMS)
 def test_pass_output_is_accepted_by_ptxas(name: str, entry: dict[str, Any], tmp_path: Path) -> None:
-    """Tensor-core files cannot run in the interpreter; ptxas still checks them."""
-    import os
+    """Files with no launches (tensor cores, TMA) cannot run in the interpreter;
+    ptxas still checks every pass's output (runnable files are covered above)."""
+    _, _, base, res = _run(entry, name)
+    if res.text != base:
+        ptxas_check(res.text, entry["target"], tmp_path)
 
-    if entry["launches"]:
-        return  # covered, with execution, above
-    if entry["lines"] > 10_000 and not os.environ.get("CI"):
-        pytest.skip("large file: ptxas takes long; checked in CI")
-    path = CORPUS / entry["path"]
-    text = path.read_text()
-    result = optimize(text, str(path), [name], verify_each=True)
-    if result.text != optimize(text, str(path), []).text:
-        ptxas_check(result.text, entry["target"], tmp_path)
+
+def test_every_pass_changes_something_somewhere() -> None:
+    """A pass that never changes any corpus file is not exercised by the cases above:
+    each pass that may change code must change at least one file."""
+    for name in PASSES:
+        if EXPECT.get(name) is _expect_nothing:
+            continue
+        light = [e for e in RUNNABLE if not is_heavy(CORPUS / e["path"])]
+        changed = any(_run(e, name)[3].report.changed.get(name, 0) for e in light)
+        assert changed, f"{name} changes no corpus file: add a case that exercises it"

@@ -11,7 +11,7 @@ from collections.abc import Callable
 from typing import Any
 
 import pytest
-from helpers import CORPUS
+from helpers import CORPUS, corpus_param
 
 from ptxopt.driver import optimize
 from ptxopt.sim import differential
@@ -22,7 +22,11 @@ references = importlib.util.module_from_spec(_spec)
 _spec.loader.exec_module(references)
 
 MANIFEST = json.loads((CORPUS / "manifest.json").read_text())
-FILES = [f for f in MANIFEST["files"] if f.get("launches")]
+FILES = [
+    corpus_param(CORPUS / f["path"], f, id=f["path"])
+    for f in MANIFEST["files"]
+    if f.get("launches")
+]
 
 
 def _seeded(launch: dict[str, Any], seed: int) -> dict[str, Any]:
@@ -41,7 +45,7 @@ def _args_maker(launch: dict[str, Any]) -> Callable[[int], list[Any]]:
     return make_args
 
 
-@pytest.mark.parametrize("entry", FILES, ids=[f["path"] for f in FILES])
+@pytest.mark.parametrize("entry", FILES)
 def test_roundtrip_runs_identically(entry: dict[str, Any]) -> None:
     path = CORPUS / entry["path"]
     original = path.read_text()

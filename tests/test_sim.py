@@ -183,18 +183,35 @@ def test_shfl_up_with_segments() -> None:
     assert np.array_equal(out, exp.astype(np.uint32))
 
 
-def test_shfl_membermask_naming_inactive_lane_is_an_error() -> None:
+def test_shfl_membermask_naming_a_lane_that_skips_it_is_an_error() -> None:
+    # lanes 8..31 wait at B (never exit, never execute the shfl): undefined, reported
+    body = """
+    mov.u32 %r1, %tid.x;
+    setp.lt.u32 %p1, %r1, 8;
+    @%p1 bra A;
+    bra B;
+A:
+    shfl.sync.idx.b32 %r9, %r1, 0, 0x1f, 0xffffffff;
+B:
+    ret;
+"""
+    with pytest.raises(SimError, match="membermask"):
+        launch(kern(body), "k", 1, 32, [np.zeros(1, np.uint32)])
+
+
+def test_shfl_membermask_naming_lanes_that_exit_waits_for_the_others_only() -> None:
+    # lanes 8..31 exit on the other path: the shfl waits only for lanes 0..7 (ISA 9.7.13)
     body = """
     mov.u32 %r1, %tid.x;
     setp.lt.u32 %p1, %r1, 8;
     @%p1 bra A;
     ret;
 A:
-    shfl.sync.idx.b32 %r9, %r1, 0, 0x1f, 0xffffffff;
-    ret;
+    shfl.sync.idx.b32 %r9, %r1, 3, 0x1f, 0xffffffff;
+    add.u32 %r9, %r9, 100;
 """
-    with pytest.raises(SimError, match="membermask"):
-        launch(kern(body), "k", 1, 32, [np.zeros(1, np.uint32)])
+    out = run_u32(body, 32)
+    assert list(out[:8]) == [103] * 8 and not out[8:].any()
 
 
 def test_vote_and_match_and_redux() -> None:

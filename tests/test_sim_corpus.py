@@ -10,6 +10,7 @@ from typing import Any
 
 import numpy as np
 import pytest
+from helpers import corpus_param
 
 from ptxopt.sim import launch
 
@@ -32,7 +33,8 @@ def _launches() -> list[Any]:
     out = []
     for f in man["files"]:
         for i, ln in enumerate(f.get("launches", [])):
-            out.append(pytest.param(f["path"], ln, id=f"{f['path']}:{ln['kernel'][:40]}:{i}"))
+            tag = f"{f['path']}:{ln['kernel'][:40]}:{i}"
+            out.append(corpus_param(CORPUS / f["path"], f["path"], ln, id=tag))
     return out
 
 

@@ -396,10 +396,20 @@ def test_ssa_claims_check_the_defining_write_and_phi_joins() -> None:
     # uniform values: no violation, although the register %r1 is varying elsewhere
     res = launch(SSA_KERNEL, "k", 2, 32, [out], uniform_claims={"k": [shadow]})
     assert not res.violations
-    # varying definitions of %r1 are reported at their own line only
+    # varying definitions of %r1 are reported where written and where read, never at
+    # the inner scope's %r1
     res = launch(SSA_KERNEL, "k", 2, 32, [out], uniform_claims={"k": [first_r1, later_r1]})
     lines = sorted({v.location.split(":")[1] for v in res.violations})
-    exp = {line["    mov.u32 %r1, %tid.x;"], line["    add.u32 %r1, %r1, %r2;"]}
+    exp = {
+        line[text]
+        for text in (
+            "    mov.u32 %r1, %tid.x;",  # written (first_r1)
+            "    setp.lt.u32 %p1, %r1, 7;",  # read
+            "    mov.u32 %r4, %r1;",  # read
+            "    add.u32 %r1, %r1, %r2;",  # read (first_r1) and written (later_r1)
+            "    mul.wide.u32 %rd2, %r1, 4;",  # read (later_r1)
+        )
+    }
     assert lines == sorted(str(x) for x in exp)
     assert all(v.register == "%r1" and v.value.startswith("%r1.") for v in res.violations)
     # phi of %r3 (uniform on both paths: 0 / ctaid+1) is varying at the join because

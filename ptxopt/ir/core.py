@@ -22,9 +22,12 @@ GPU semantics carried by the IR:
 from __future__ import annotations
 
 from collections.abc import Iterator, Sequence
+from typing import overload
 
+from ptxopt.ir.scopes import NameOrigin, ScopeInfo
 from ptxopt.ptx.ast import DebugLoc, Function, Imm, Instr, Module, RegDecl, Stmt
 from ptxopt.ptx.opcodes import OpInfo
+from ptxopt.ptx.parser import range_lookup
 
 CARRY = "%cc"
 
@@ -175,22 +178,71 @@ class Block:
         return f"<block {self.index} {self.labels}>"
 
 
+class RegTypes(dict[str, str]):
+    """Register name -> declared type.  A range ``%r<N>`` is stored as its stem and
+    count and a name of it is entered on first access, so memory and time follow the
+    registers used, never the count declared."""
+
+    def __init__(self, order: list[str]) -> None:
+        super().__init__()
+        self.order = order
+        self.ranges: dict[str, tuple[int, str]] = {}
+
+    def in_range(self, name: str) -> bool:
+        return bool(self.ranges) and range_lookup(self.ranges, name) is not None
+
+    def __missing__(self, name: str) -> str:
+        t = range_lookup(self.ranges, name) if self.ranges else None
+        if t is None:
+            raise KeyError(name)
+        self[name] = t
+        self.order.append(name)
+        return t
+
+    def __contains__(self, name: object) -> bool:
+        if dict.__contains__(self, name):
+            return True
+        if not self.ranges or not isinstance(name, str):
+            return False
+        try:
+            self[name]  # enters the name: the next test is one dictionary probe
+        except KeyError:
+            return False
+        return True
+
+    @overload  # type: ignore[override]
+    def get(self, name: str) -> str | None: ...
+    @overload
+    def get(self, name: str, default: str) -> str: ...
+    @overload
+    def get(self, name: str, default: None) -> str | None: ...
+    def get(self, name: str, default: str | None = None) -> str | None:
+        try:
+            return self[name]
+        except KeyError:
+            return default
+
+
 class Func:
     """A function in SSA form.
 
-    ``decls`` are the register declarations of the original function (after scope
-    flattening), ``reg_types`` maps each register name to its declared type, and
-    ``head`` holds body statements kept verbatim at the top of the body
-    (variables, branch-target tables, call prototypes).
+    ``reg_types`` maps each register name (after scope resolution) to its declared
+    type, and ``head`` holds body statements kept verbatim at the top of the body
+    (variables, branch-target tables, call prototypes).  ``scopes`` are the
+    ``{ }`` blocks of the source (0 is the body itself) and ``origins`` maps every
+    name declared in a nested block to its source spelling and block
+    (:mod:`ptxopt.ir.scopes`).
     """
 
     def __init__(self, ast: Function) -> None:
         self.ast = ast
         self.name = ast.name
         self.blocks: list[Block] = []
-        self.reg_types: dict[str, str] = {}
         self.reg_order: list[str] = []
+        self.reg_types = RegTypes(self.reg_order)
         self.head: list[Stmt] = []
+        self.scopes: list[ScopeInfo] = []
+        self.origins: dict[str, NameOrigin] = {}
         self.params: list[Value] = []
         self.next_id = 0
         self.specials: dict[str, Value] = {}
@@ -249,9 +301,13 @@ class Func:
                 yield from ins.result_values()
 
     def declare(self, name: str, rtype: str) -> None:
-        if name not in self.reg_types:
+        if not dict.__contains__(self.reg_types, name):
             self.reg_order.append(name)
         self.reg_types[name] = rtype
+
+    def declare_range(self, stem: str, count: int, rtype: str) -> None:
+        """Declare ``stem0`` .. ``stem{count-1}`` without listing them."""
+        self.reg_types.ranges[stem] = (count, rtype)
 
     def __repr__(self) -> str:
         return f"<func {self.name}: {len(self.blocks)} blocks>"

@@ -1,11 +1,10 @@
 """Lift a PTX function (AST) into the SSA IR.
 
-1. *Flatten*: nested ``{ }`` scopes are dissolved; a register or ``.param``
-   variable declared in an inner scope that clashes with a name already used in
-   the function is renamed (``param0`` → ``param0_1``), so every name in the
-   flattened function is unique.  Variable declarations, branch-target tables and
-   call prototypes move to the top of the body; ``.loc`` lines attach to the
-   instruction that follows them.
+1. *Flatten*: nested ``{ }`` blocks are dissolved by scope resolution
+   (:mod:`ptxopt.ir.scopes`): every register, variable and label declared in a
+   block gets a name unique in the function (``LAB_WAIT`` → ``LAB_WAIT_1`` in a
+   sibling block), every reference resolves to the innermost visible
+   declaration, and :attr:`Func.origins` remembers the source spelling.
 2. *Blocks*: a block starts at every label (all labels are kept: debug sections
    refer to them) and after every terminator; edges come from ``bra``,
    ``brx.idx`` tables, ``ret``/``exit``/``trap`` and fall-through.
@@ -21,28 +20,15 @@ from ptxopt.analysis.dominators import DomTree
 from ptxopt.analysis.liveness import bits_of, liveness
 from ptxopt.ir.core import CARRY, Block, Func, Inst, IRModule, Phi, Value
 from ptxopt.ir.operands import reg_names
+from ptxopt.ir.scopes import Item, resolve_scopes
 from ptxopt.ptx.ast import (
-    Addr,
     BranchTargets,
-    DebugLoc,
     Function,
     Imm,
     Instr,
-    Label,
     Module,
-    Not,
-    Operand,
-    Pair,
-    ParenList,
     PtxError,
-    RawStmt,
-    Reg,
-    RegDecl,
-    Scope,
-    Stmt,
     Sym,
-    VarDecl,
-    Vec,
 )
 from ptxopt.ptx.opcodes import is_special_register, lookup
 
@@ -53,129 +39,10 @@ def lift_module(mod: Module) -> IRModule:
 
 
 # ---------------------------------------------------------------------------
-# 1. flattening
-
-
-class _Flattener:
-    def __init__(self, func: Func) -> None:
-        self.func = func
-        self.used: set[str] = set()  # every name declared so far in the function
-        self.suffix: dict[str, int] = {}  # last suffix handed out per clashing name
-        self.items: list[tuple[str, object, DebugLoc | None]] = []
-        self.pending_loc: DebugLoc | None = None
-
-    def run(self, body: list[Stmt]) -> None:
-        self.walk(body, {}, 0)
-
-    def unique(self, name: str) -> str:
-        if name not in self.used:
-            self.used.add(name)
-            return name
-        k = self.suffix.get(name, 0) + 1
-        while f"{name}_{k}" in self.used:
-            k += 1
-        self.suffix[name] = k
-        new = f"{name}_{k}"
-        self.used.add(new)
-        return new
-
-    def walk(self, body: list[Stmt], renames: dict[str, str], depth: int) -> None:
-        func = self.func
-        for st in body:
-            t = type(st)
-            if t is Instr:
-                ins: Instr = st  # type: ignore[assignment]
-                if renames:
-                    ins = _rename_instr(ins, renames)
-                self.items.append(("inst", ins, self.pending_loc))
-                self.pending_loc = None
-            elif t is Label:
-                self.items.append(("label", st.name, None))  # type: ignore[union-attr]
-            elif t is DebugLoc:
-                self.pending_loc = st  # type: ignore[assignment]
-            elif t is RegDecl:
-                d: RegDecl = st  # type: ignore[assignment]
-                for name, count in d.names:
-                    names = [name] if count is None else [f"{name}{i}" for i in range(count)]
-                    for n in names:
-                        if depth and n in self.used:
-                            new = self.unique(n)
-                            renames[n] = new
-                            func.declare(new, d.type)
-                        else:
-                            self.used.add(n)
-                            func.declare(n, d.type)
-            elif t is VarDecl:
-                v: VarDecl = st  # type: ignore[assignment]
-                if depth and v.name in self.used:
-                    new = self.unique(v.name)
-                    renames[v.name] = new
-                    v = VarDecl(
-                        v.space,
-                        v.type,
-                        new,
-                        v.linkage,
-                        v.align,
-                        v.vector,
-                        v.dims,
-                        v.init,
-                        v.attrs,
-                        v.span,
-                    )
-                else:
-                    self.used.add(v.name)
-                func.head.append(v)
-            elif t is Scope:
-                self.walk(st.body, dict(renames), depth + 1)  # type: ignore[union-attr]
-            elif t is BranchTargets:
-                func.head.append(st)
-            elif t is RawStmt:
-                text = st.text  # type: ignore[union-attr]
-                if text.startswith(".pragma"):
-                    self.items.append(("raw", st, None))
-                else:
-                    func.head.append(st)
-
-
-def _rename_op(op: Operand, ren: dict[str, str]) -> Operand:
-    t = type(op)
-    if t is Reg:
-        new = ren.get(op.name)  # type: ignore[union-attr]
-        return Reg(new) if new else op
-    if t is Sym:
-        new = ren.get(op.name)  # type: ignore[union-attr]
-        return Sym(new) if new else op
-    if t is Addr:
-        a: Addr = op  # type: ignore[assignment]
-        return Addr(
-            _rename_op(a.base, ren) if a.base is not None else None,
-            a.offset,
-            tuple(_rename_op(e, ren) for e in a.extra),
-        )
-    if t is Vec:
-        return Vec(tuple(_rename_op(e, ren) for e in op.elems))  # type: ignore[union-attr]
-    if t is Pair:
-        return Pair(_rename_op(op.first, ren), _rename_op(op.second, ren))  # type: ignore[union-attr]
-    if t is Not:
-        return Not(_rename_op(op.operand, ren))  # type: ignore[union-attr, arg-type]
-    if t is ParenList:
-        return ParenList(tuple(_rename_op(e, ren) for e in op.items))  # type: ignore[union-attr]
-    return op
-
-
-def _rename_instr(ins: Instr, ren: dict[str, str]) -> Instr:
-    pred = ins.pred
-    if pred is not None and pred.name in ren:
-        pred = Reg(ren[pred.name])
-    ops = [_rename_op(o, ren) for o in ins.operands]
-    return Instr(ins.opcode, ins.mods, ops, pred, ins.pred_neg, ins.span)
-
-
-# ---------------------------------------------------------------------------
 # 2. blocks and edges
 
 
-def _build_blocks(func: Func, items: list[tuple[str, object, DebugLoc | None]]) -> None:
+def _build_blocks(func: Func, items: list[Item]) -> None:
     blocks: list[Block] = []
     cur: Block | None = None
     label_block: dict[str, Block] = {}
@@ -305,12 +172,15 @@ def lift_function(fn: Function) -> Func:
     for p in fn.params + fn.rets:
         if p.space == ".reg":
             func.declare(p.name, p.type)
-    flat = _Flattener(func)
-    for p in fn.params + fn.rets:
-        flat.used.add(p.name)
-    assert fn.body is not None
-    flat.run(fn.body)
-    _build_blocks(func, flat.items)
+    scoped = resolve_scopes(fn)
+    for name, rtype in scoped.regs:
+        func.declare(name, rtype)
+    for stem, count, rtype in scoped.ranges:
+        func.declare_range(stem, count, rtype)
+    func.head.extend(scoped.head)
+    func.scopes = scoped.scopes
+    func.origins = scoped.origins
+    _build_blocks(func, scoped.items)
     _collect_slots(func)
     _construct_ssa(func)
     return func

@@ -26,6 +26,7 @@ from ptxopt.ptx.types import reg_class
 Destructor = Callable[[Func], Assignment]
 
 _NUM_SUFFIX = re.compile(r"^(.*?)(\d+)$")
+_INLINED_AT = re.compile(r"inlined_at\s+(\d+)\s+(\d+)\s+(\d+)")
 
 
 def _mov(dst: str, src: str | Imm, vtype: str) -> Instr:
@@ -39,6 +40,7 @@ class _Lowerer:
         self.asg = asg
         self.lines: list[str] = []
         self.last_loc: tuple[int, int, int, str] | None = None
+        self.seen_locs: set[tuple[int, int, int]] = set()
         self.temp_count = 0
         self.used_regs: dict[str, str] = {}
         self.split_count = 0
@@ -59,9 +61,26 @@ class _Lowerer:
         if loc is not None:
             key = (loc.file, loc.line, loc.col, loc.extra)
             if key != self.last_loc:
+                for b in loc.before:
+                    self.lines.append("\t" + format_loc(b))
+                    self.seen_locs.add((b.file, b.line, b.col))
+                self.emit_inlined_origin(loc)
                 self.lines.append("\t" + format_loc(loc))
+                self.seen_locs.add((loc.file, loc.line, loc.col))
                 self.last_loc = key
         self.lines.append("\t" + format_instr(ins))
+
+    def emit_inlined_origin(self, loc: DebugLoc) -> None:
+        """ptxas wants the location an ``inlined_at`` names to appear in an earlier
+        ``.loc``; when the instruction that carried it is gone (or shared its place
+        with another ``.loc``), emit it bare right before: no instruction maps to it."""
+        m = _INLINED_AT.search(loc.extra)
+        if m is None:
+            return
+        where = (int(m.group(1)), int(m.group(2)), int(m.group(3)))
+        if where not in self.seen_locs:
+            self.lines.append(f"\t.loc\t{where[0]} {where[1]} {where[2]}")
+            self.seen_locs.add(where)
 
     def emit_copies(self, copies: list[Copy], loc: DebugLoc | None) -> None:
         for dst, src, t in sequentialize(copies, self.temp):

@@ -2,16 +2,16 @@
 operand with new register names (or immediates) in the same order.
 
 The order is depth-first, left to right: ``{%a, _, %b}`` has slots ``%a, %b``;
-``[%rd1+8]`` has ``%rd1``; ``%p|%q`` has ``%p, %q``; ``!%p`` has ``%p``.  The
-lifter and the lowering both walk operands with these two functions, so slot
-``k`` always means the same register occurrence.
+``[%rd1+8]`` has ``%rd1``; ``%p|%q`` has ``%p, %q``; ``!%p`` has ``%p``; ``%r1.b0``
+and ``%r2+7`` have ``%r1`` and ``%r2``.  The lifter and the lowering both walk operands
+with these two functions, so slot ``k`` always means the same register occurrence.
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterator
 
-from ptxopt.ptx.ast import Addr, Imm, Not, Operand, Pair, ParenList, Reg, Vec
+from ptxopt.ptx.ast import Addr, Imm, Not, Operand, Pair, ParenList, Reg, RegImm, Sel, Vec
 
 
 def regs_of(op: Operand) -> Iterator[Reg]:
@@ -31,6 +31,8 @@ def regs_of(op: Operand) -> Iterator[Reg]:
         yield from regs_of(op.second)  # type: ignore[union-attr]
     elif t is Not:
         yield op.operand  # type: ignore[union-attr]
+    elif t is Sel or t is RegImm:
+        yield op.reg  # type: ignore[union-attr]
     elif t is ParenList:
         for e in op.items:  # type: ignore[union-attr]
             yield from regs_of(e)
@@ -58,6 +60,8 @@ def reg_names(op: Operand, out: list[str]) -> None:
         reg_names(op.second, out)  # type: ignore[union-attr]
     elif t is Not:
         out.append(op.operand.name)  # type: ignore[union-attr]
+    elif t is Sel or t is RegImm:
+        out.append(op.reg.name)  # type: ignore[union-attr]
     elif t is ParenList:
         for e in op.items:  # type: ignore[union-attr]
             reg_names(e, out)
@@ -78,7 +82,7 @@ def rebuild(op: Operand, names: Iterator[str | Imm]) -> Operand:
         extra = tuple(rebuild(e, names) for e in op.extra)  # type: ignore[union-attr]
         if isinstance(nb, Imm):
             return Addr(None, int(nb.value) + op.offset, extra)  # type: ignore[union-attr]
-        return Addr(nb, op.offset, extra)  # type: ignore[union-attr]
+        return Addr(nb, op.offset, extra, op.plus_zero)  # type: ignore[union-attr]
     if t is Vec:
         return Vec(tuple(rebuild(e, names) for e in op.elems))  # type: ignore[union-attr]
     if t is Pair:
@@ -88,6 +92,16 @@ def rebuild(op: Operand, names: Iterator[str | Imm]) -> Operand:
         if isinstance(new, Imm):
             raise ValueError("cannot fold an immediate into a negated predicate")
         return Not(Reg(new))
+    if t is Sel:
+        new = next(names)
+        if isinstance(new, Imm):
+            raise ValueError("cannot fold an immediate into a selected video operand")
+        return Sel(Reg(new), op.sel, op.neg)  # type: ignore[union-attr]
+    if t is RegImm:
+        new = next(names)
+        if isinstance(new, Imm):
+            raise ValueError("cannot fold an immediate into a register-plus-constant operand")
+        return op if new == op.reg.name else RegImm(Reg(new), op.offset)  # type: ignore[union-attr]
     if t is ParenList:
         return ParenList(tuple(rebuild(e, names) for e in op.items))  # type: ignore[union-attr]
     return op

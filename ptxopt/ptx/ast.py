@@ -58,6 +58,21 @@ class Reg:
 
 
 @dataclass(frozen=True, slots=True)
+class Sel:
+    """A source or destination of a video instruction: a register with an optional
+    byte/half-word selector (``%r1.b0``, ``%r2.h1``, ``%r3.b3210``, ``%r4.h10``) and,
+    for ``vmad``'s sources, an optional negation (``-%r5.h0``)."""
+
+    reg: Reg
+    sel: str = ""  # the selector without its dot, e.g. "b0", "h10"
+    neg: bool = False
+
+    def __str__(self) -> str:
+        text = f"-{self.reg}" if self.neg else str(self.reg)
+        return f"{text}.{self.sel}" if self.sel else text
+
+
+@dataclass(frozen=True, slots=True)
 class Imm:
     """An immediate.  ``value`` is an int for integer literals and the decoded float
     for float literals; ``text`` is the source spelling, printed back verbatim.
@@ -70,6 +85,18 @@ class Imm:
 
     def __str__(self) -> str:
         return self.text
+
+
+@dataclass(frozen=True, slots=True)
+class RegImm:
+    """A register plus a constant, ``%r2+7``, read as a source operand: the sum
+    modulo the register's width (ptxas folds it into the instruction)."""
+
+    reg: Reg
+    offset: int
+
+    def __str__(self) -> str:
+        return f"{self.reg}+{self.offset}"
 
 
 @dataclass(frozen=True, slots=True)
@@ -131,13 +158,14 @@ class Addr:
     base: Operand | None
     offset: int = 0
     extra: tuple[Operand, ...] = ()
+    # "+0" was written: kept, since ptxas without optimization (-G) assembles
+    # [%r+0] and [%r] differently
+    plus_zero: bool = field(default=False, compare=False)
 
     def __str__(self) -> str:
         if self.base is None:
             inner = str(self.offset)
-        elif self.offset > 0:
-            inner = f"{self.base}+{self.offset}"
-        elif self.offset < 0:
+        elif self.offset or self.plus_zero:
             inner = f"{self.base}+{self.offset}"
         else:
             inner = str(self.base)
@@ -166,7 +194,7 @@ class Expr:
         return self.text
 
 
-Operand = Reg | Imm | Sym | Sink | Not | Vec | Pair | Addr | ParenList | Expr
+Operand = Reg | Imm | Sym | Sink | Not | Vec | Pair | Addr | ParenList | Expr | Sel | RegImm
 
 
 # ---------------------------------------------------------------------------
@@ -238,6 +266,9 @@ class DebugLoc:
     col: int
     extra: str = ""
     span: Span | None = None
+    # locations stated right before this one with no instruction in between (kept
+    # for ``inlined_at`` chains, which name them)
+    before: tuple[DebugLoc, ...] = ()
 
 
 @dataclass(slots=True, eq=False)

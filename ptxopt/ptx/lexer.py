@@ -6,6 +6,21 @@ register with its component (``%tid.x``) are single tokens; a directive or a
 leading modifier (``.reg``, ``.b32``) is a ``DIR`` token.  Comments and whitespace
 are dropped.  Line and column numbers are computed on demand from offsets, which
 keeps the hot loop free of bookkeeping.
+
+The lexical grammar is the PTX ISA's (section "Syntax"), narrowed to what ptxas
+13.0 accepts where the two differ (each point checked against ptxas):
+
+* whitespace is space, tab, newline, carriage return and form feed; any other
+  control character outside a comment is an error, and a NUL anywhere is one
+  (ptxas stops reading there and reports an unexpected end of file);
+* only ASCII is allowed, in comments too;
+* identifiers are ``[A-Za-z][A-Za-z0-9_$]*`` or ``[_$%][A-Za-z0-9_$]+``; a lone
+  ``_`` is the sink operand;
+* integers are decimal, octal (``017``), hex (``0x1F``) or binary (``0b101``) with an
+  optional ``U``; floats are decimal (``1.5``, ``.5``, ``1.``, ``1e5``) or exact bit
+  patterns (``0f3f800000``, ``0d3ff0000000000000``).  A number running into a
+  letter, digit or dot (``08``, ``1.5U``, ``0f3f80``) is malformed;
+* a ``# <line> "file"`` line marker (C preprocessor output) is skipped.
 """
 
 from __future__ import annotations
@@ -23,24 +38,31 @@ STR = 4
 PUNCT = 5
 EOF = 6
 
+# Each match is the whitespace and comments before a token, then the token (or the
+# end of the text): one match per token keeps the Python loop short.  Groups are
+# numbered (a number is cheaper to get than a name): see _KINDS.
 _TOKEN_RE = re.compile(
     r"""
-    [ \t\r\n]+
-  | //[^\n]*
-  | /\*.*?\*/
-  | (?P<num>0[fF][0-9a-fA-F]{8}|0[dD][0-9a-fA-F]{16}
+    (?:[ \t\r\n\f]+|//[^\n]*|/\*.*?\*/
+      |(?<![^\n])\#[ \t]*[0-9]+[ \t]+"[^"\n]*"[^\n]*)*
+    (?:
+      ((?:0[fF][0-9a-fA-F]{8}|0[dD][0-9a-fA-F]{16}
         |0[xX][0-9a-fA-F]+U?|0[bB][01]+U?
-        |[0-9]+\.[0-9]*(?:[eE][+-]?[0-9]+)?|[0-9]+[eE][+-]?[0-9]+|[0-9]+U?)
-  | (?P<id>[A-Za-z_$%][\w$]*(?:\.[\w$:]+)*)
-  | (?P<dir>\.[A-Za-z_][\w$:]*)
-  | (?P<str>"(?:[^"\\\n]|\\.)*")
-  | (?P<punct>[{}()\[\];,:+\-!|@<>=*/~&^])
-  | (?P<bad>/\*|.)
+        |(?:[0-9]+\.[0-9]*|\.[0-9]+)(?:[eE][+-]?[0-9]+)?|[0-9]+[eE][+-]?[0-9]+
+        |0[0-7]*U?|[1-9][0-9]*U?)(?![\w$.]))
+    | ((?:[A-Za-z][\w$]*|[_$%][\w$]+)(?:\.[\w$:]+)*|_)
+    | ([{}()\[\];,:+\-!|@<>=*/~&^%?\\])
+    | (\.[A-Za-z_][\w$:]*)
+    | ("(?:[^"\\\n]|\\.)*")
+    | (\Z)
+    | ([0-9][\w$.]*|\.[0-9][\w$.]*)
+    | (/\*|.)
+    )
     """,
-    re.VERBOSE | re.DOTALL,
+    re.VERBOSE | re.DOTALL | re.ASCII,
 )
-
-_KIND = {"num": NUM, "id": ID, "dir": DIR, "str": STR, "punct": PUNCT}
+# token kind per group number; 6: end of text, 7: malformed number, 8: anything else
+_KINDS = (0, NUM, ID, PUNCT, DIR, STR)
 
 Token = tuple[int, str, int]
 
@@ -71,18 +93,29 @@ class SourceMap:
 
 def tokenize(text: str, smap: SourceMap) -> list[Token]:
     """Split ``text`` into tokens, ending with an ``EOF`` token."""
+    nul = text.find("\0")
+    if nul >= 0:
+        raise PtxError(smap.span(nul), "NUL character (ptxas reads it as the end of the file)")
+    if not text.isascii():
+        pos = next(i for i, c in enumerate(text) if ord(c) > 127)
+        raise PtxError(smap.span(pos), f"non-ASCII character {text[pos]!r}")
     out: list[Token] = []
     append = out.append
-    kinds = _KIND
+    kinds = _KINDS
     for m in _TOKEN_RE.finditer(text):
-        group = m.lastgroup
-        if group is None:
+        g = m.lastindex
+        if g is not None and g < 6:
+            append((kinds[g], m.group(g), m.start(g)))
             continue
-        if group == "bad":
-            bad = m.group()
-            if bad == "/*":
-                raise PtxError(smap.span(m.start()), "unterminated comment")
-            raise PtxError(smap.span(m.start()), f"unexpected character {bad!r}")
-        append((kinds[group], m.group(), m.start()))
+        if g == 6:
+            break
+        assert g is not None
+        bad = m.group(g)
+        where = smap.span(m.start(g))
+        if g == 7:
+            raise PtxError(where, f"malformed number '{bad}'")
+        if bad == "/*":
+            raise PtxError(where, "unterminated comment")
+        raise PtxError(where, f"unexpected character {bad!r}")
     append((EOF, "", len(text)))
     return out

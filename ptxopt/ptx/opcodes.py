@@ -46,7 +46,19 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from ptxopt.ptx.ast import Addr, Instr, Not, Operand, Pair, ParenList, PtxError, Reg, Vec
+from ptxopt.ptx.ast import (
+    Addr,
+    Instr,
+    Not,
+    Operand,
+    Pair,
+    ParenList,
+    PtxError,
+    Reg,
+    RegImm,
+    Sel,
+    Vec,
+)
 from ptxopt.ptx.types import is_float, is_int, type_mods
 
 __all__ = [
@@ -271,6 +283,15 @@ def _specs() -> list[_Spec]:
         S("nanosleep", "u", side_effects=True),
         S("pmevent", "u", side_effects=True),
         S("setmaxnreg", "u", convergent=True, SB=True),
+        # -- video (scalar with optional secondary operation or merge; SIMD) --------
+        *(S(v, "d u u u?") for v in ("vadd", "vsub", "vabsdiff", "vmin", "vmax")),
+        *(S(v, "d u u u?") for v in ("vshl", "vshr", "vset")),
+        S("vmad", "d u u u"),
+        *(
+            S(f"{v}{n}", "d u u u")
+            for v in ("vadd", "vsub", "vavrg", "vabsdiff", "vmin", "vmax", "vset")
+            for n in (2, 4)
+        ),
         # -- texture and surface ----------------------------------------------------
         S("tex", "d a u? u? u?", mem="read", invariant_mem=True),
         S("tld4", "d a u? u?", mem="read", invariant_mem=True),
@@ -601,6 +622,8 @@ def _collect(op: Operand, out: list[Reg]) -> None:
         out.append(op)
     elif isinstance(op, Not):
         out.append(op.operand)
+    elif isinstance(op, Sel | RegImm):
+        out.append(op.reg)
     elif isinstance(op, Addr):
         if op.base is not None:
             _collect(op.base, out)
@@ -621,6 +644,8 @@ def _collect_defs(op: Operand, out: list[Reg]) -> None:
     """Append every register written through ``op`` (addresses are never written)."""
     if isinstance(op, Reg):
         out.append(op)
+    elif isinstance(op, Sel):
+        out.append(op.reg)
     elif isinstance(op, Vec):
         for e in op.elems:
             _collect_defs(e, out)

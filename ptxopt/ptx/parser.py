@@ -13,6 +13,9 @@ from __future__ import annotations
 
 import re
 import struct
+import sys
+from collections.abc import Iterator
+from contextlib import contextmanager
 
 from ptxopt.ptx.ast import (
     Addr,
@@ -35,19 +38,47 @@ from ptxopt.ptx.ast import (
     RawStmt,
     Reg,
     RegDecl,
+    RegImm,
     Scope,
+    Sel,
     Sink,
+    Span,
     Stmt,
     Sym,
     VarDecl,
     Vec,
 )
-from ptxopt.ptx.lexer import DIR, EOF, ID, NUM, PUNCT, STR, SourceMap, Token, tokenize
+from ptxopt.ptx.constexpr import ExprError, ExprParser
+from ptxopt.ptx.lexer import (
+    DIR,
+    EOF,
+    ID,
+    NUM,
+    PUNCT,
+    STR,
+    SourceMap,
+    Token,
+    tokenize,
+)
 from ptxopt.ptx.opcodes import is_special_register
+from ptxopt.ptx.types import is_type
 
 # opcode spelling -> (head, modifiers); shared by all parses (a bounded vocabulary)
 _OPCODES: dict[str, tuple[str, tuple[str, ...]]] = {}
-_LINE_DIRECTIVES = frozenset({".version", ".target", ".address_size", ".file"})
+# byte/half-word selectors of video instruction operands: .b0 .. .b7654, .h0 .. .h32
+_VIDEO_SELECTOR = re.compile(r"\.(b[0-7]{1,4}|h[0-3]{1,2})$")
+VIDEO_OPCODES = frozenset(
+    {"vadd", "vsub", "vabsdiff", "vmin", "vmax", "vshl", "vshr", "vmad", "vset"}
+    | {
+        f"{op}{n}"
+        for op in ("vadd", "vsub", "vavrg", "vabsdiff", "vmin", "vmax", "vset")
+        for n in (2, 4)
+    }
+)
+_HEADER_DIRECTIVES = frozenset({".version", ".target", ".address_size", ".file"})
+_SECTION_DATA = frozenset({".b8", ".b16", ".b32", ".b64"})
+_LOC_ATTRS = frozenset({"function_name", "inlined_at"})
+_BITS_FLOAT = frozenset({"0f", "0F", "0d", "0D"})
 _LINKAGE = frozenset({".visible", ".extern", ".weak", ".common"})
 _SPACES = frozenset({".global", ".const", ".shared", ".local", ".param", ".tex"})
 _VAR_ATTRS = frozenset({".managed", ".ptr", ".attribute"})
@@ -69,20 +100,53 @@ _FUNC_DIRECTIVES = frozenset(
 )
 
 
+_U64 = (1 << 64) - 1
+_SIGN = 1 << 63
+_DIGIT_BASE = {"0x": 16, "0X": 16, "0b": 2, "0B": 2}
+DBL_MIN = 2.2250738585072014e-308
+
+
+def _accumulate(digits: str, base: int) -> int:
+    """Value of ``digits`` modulo 2**64, as ptxas computes it: before each digit
+    after the first, the running value must be below 2**63 ("Constant overflow")."""
+    value = 0
+    for k, ch in enumerate(digits):
+        if k and value & _SIGN:
+            raise ValueError("integer constant overflow")
+        value = (value * base + int(ch, base)) & _U64
+    return value
+
+
 def parse_int(text: str) -> int:
-    """Decode a PTX integer literal (decimal, hex, octal, binary, optional ``U``)."""
-    t = text[:-1] if text.endswith(("U", "u")) else text
-    if t[:2] in ("0x", "0X"):
-        return int(t[2:], 16)
-    if t[:2] in ("0b", "0B"):
-        return int(t[2:], 2)
-    if len(t) > 1 and t[0] == "0" and t.isdigit():
-        return int(t, 8)
-    return int(t)
+    """Decode a PTX integer literal (decimal, hex, octal, binary, optional ``U``);
+    ``ValueError`` for a malformed or overflowing one."""
+    t = text[:-1] if text.endswith("U") else text
+    base = _DIGIT_BASE.get(t[:2])
+    if base is not None:
+        return _accumulate(t[2:], base)
+    if len(t) > 1 and t[0] == "0":
+        return _accumulate(t[1:], 8)
+    return _accumulate(t, 10)
+
+
+def parse_float(text: str) -> float:
+    """A decimal floating-point literal; ``ValueError`` where ptxas reports an overflow
+    (the double is infinite, subnormal, or a non-zero value that rounds to 0)."""
+    value = float(text)
+    if value in (float("inf"), float("-inf")):
+        raise ValueError("floating-point constant overflow")
+    if value == 0.0:
+        mantissa = text.split("e")[0].split("E")[0]
+        if any(c in "123456789" for c in mantissa):
+            raise ValueError("floating-point constant underflow")
+    elif abs(value) < DBL_MIN:
+        raise ValueError("floating-point constant underflow")
+    return value
 
 
 def parse_number(text: str, negative: bool = False) -> Imm:
-    """Build an :class:`Imm` from a number token (and an optional leading minus)."""
+    """Build an :class:`Imm` from a number token (and an optional leading minus);
+    ``ValueError`` for an out-of-range literal."""
     c1 = text[1:2]
     sign = "-" if negative else ""
     if text[0] == "0" and c1 in ("f", "F"):
@@ -92,45 +156,107 @@ def parse_number(text: str, negative: bool = False) -> Imm:
         value = struct.unpack(">d", bytes.fromhex(text[2:]))[0]
         return Imm(-value if negative else value, sign + text, "f64")
     if "." in text or (("e" in text or "E" in text) and c1 not in ("x", "X")):
-        value = float(text)
+        value = parse_float(text)
         return Imm(-value if negative else value, sign + text, "f64")
     ivalue = parse_int(text)
     return Imm(-ivalue if negative else ivalue, sign + text, "int")
 
 
-class _RegScope:
-    """Registers declared in one ``{ }`` scope (ranges ``%r<N>`` expanded)."""
+_COMPONENTS = {".x": 0, ".y": 1, ".z": 2, ".w": 3, ".r": 0, ".g": 1, ".b": 2, ".a": 3}
+_COMPONENT_NAMES = ("x", "y", "z", "w")
+# ptxas's parser stack allows this many nested { } blocks (deeper: "memory exhausted")
+MAX_BLOCK_DEPTH = 1663
 
-    __slots__ = ("names", "parent")
+
+def vector_component(name: str, index: int) -> str:
+    """The scalar register standing for component ``index`` of vector register
+    ``name`` (``v`` -> ``v$x``): ``$`` is legal in PTX identifiers."""
+    return f"{name}${_COMPONENT_NAMES[index]}"
+
+
+class _RegScope:
+    """Registers declared in one ``{ }`` scope.  A range ``%r<N>`` is kept as its stem
+    and count, never expanded: lookups split a name into stem and index."""
+
+    __slots__ = ("names", "ranges", "vectors", "parent")
 
     def __init__(self, parent: _RegScope | None) -> None:
-        self.names: set[str] = set()
+        self.names: dict[str, str] = {}  # name -> type
+        self.ranges: dict[str, tuple[int, str]] = {}  # stem -> (count, type)
+        self.vectors: dict[str, tuple[int, str]] = {}  # vector register -> (n, type)
         self.parent = parent
 
-    def declared(self, name: str) -> bool:
+    def own_type(self, name: str) -> str | None:
+        t = self.names.get(name)
+        if t is not None or not self.ranges:
+            return t
+        t = range_lookup(self.ranges, name)
+        if t is not None:
+            self.names[name] = t  # the next lookup is one dictionary probe
+        return t
+
+    def reg_type(self, name: str) -> str | None:
         scope: _RegScope | None = self
         while scope is not None:
-            if name in scope.names:
-                return True
+            t = scope.own_type(name)
+            if t is not None:
+                return t
             scope = scope.parent
-        return False
+        return None
+
+    def declared(self, name: str) -> bool:
+        return self.reg_type(name) is not None
+
+    def vector(self, name: str) -> tuple[int, str] | None:
+        scope: _RegScope | None = self
+        while scope is not None:
+            v = scope.vectors.get(name)
+            if v is not None:
+                return v
+            scope = scope.parent
+        return None
+
+
+def range_lookup(ranges: dict[str, tuple[int, str]], name: str) -> str | None:
+    """The type of ``name`` if a range ``stem<count>`` declares it: ``name`` is a stem
+    followed by a decimal index below the count (ptxas takes ``%r037`` too, as a
+    register of its own).  Every
+    split point is tried, since a stem may end in digits (``%r1<5>`` declares
+    ``%r10``..``%r14``)."""
+    end = len(name)
+    k = end
+    while k > 0 and name[k - 1].isdigit():
+        k -= 1
+    if k < end:  # the usual case: the longest stem
+        entry = ranges.get(name[:k])
+        if entry is not None and int(name[k:]) < entry[0]:
+            return entry[1]
+    k = end
+    while k > 0 and name[k - 1].isdigit():
+        k -= 1
+        entry = ranges.get(name[:k])
+        if entry is not None and int(name[k:]) < entry[0]:
+            return entry[1]
+    return None
 
 
 class Parser:
     def __init__(self, text: str, filename: str = "<input>") -> None:
         self.text = text
         self.filename = filename
-        self.smap = SourceMap(text, filename)
-        self.toks: list[Token] = tokenize(text, self.smap)
+        self.smap = SourceMap(self.text, filename)
+        self.toks: list[Token] = tokenize(self.text, self.smap)
         self.i = 0
         self.regs = _RegScope(None)
         # registers already checked as declared in the current scope chain
         self.reg_cache: dict[str, Reg] = {}
-        # Module-level symbols (variables, functions) are never registers.
+        self.depth = 0
+        self.is_call = False
+        self.is_branch = False
 
     # -- token helpers -----------------------------------------------------
 
-    def span(self, offset: int | None = None):  # type: ignore[no-untyped-def]
+    def span(self, offset: int | None = None) -> Span:
         if offset is None:
             offset = self.toks[self.i][2]
         return self.smap.span(offset)
@@ -143,7 +269,8 @@ class Parser:
 
     def next(self) -> Token:
         tok = self.toks[self.i]
-        self.i += 1
+        if tok[0] != EOF:
+            self.i += 1
         return tok
 
     def describe(self, tok: Token) -> str:
@@ -170,32 +297,83 @@ class Parser:
         self.i += 1
         return tok
 
-    def int_of(self, tok: Token) -> int:
-        """The value of an integer token; a clear error for any other number."""
-        imm = parse_number(tok[1])
+    def literal(self, tok: Token, negative: bool = False) -> Imm:
+        """A number token as an immediate; an out-of-range literal is an error."""
+        try:
+            return parse_number(tok[1], negative)
+        except ValueError as e:
+            raise self.error(str(e), tok[2]) from None
+
+    def const(self) -> Imm:
+        """A constant expression at the current token (a single literal keeps its
+        spelling; anything else is printed as its value)."""
+        start = self.i
+        tok = self.toks[start]
+        nxt = self.toks[start + 1]
+        if tok[0] == NUM and (nxt[0] != PUNCT or nxt[1] in ",;)]}>:"):
+            self.i += 1
+            return self.literal(tok)
+        if tok[0] == NUM and tok[1][:2] in _BITS_FLOAT:
+            raise self.error(f"'{tok[1]}' cannot be part of an expression", tok[2])
+        ep = ExprParser(self.toks, start, parse_number)
+        try:
+            value = ep.parse()
+        except ExprError as e:
+            raise self.error(e.message, self.toks[e.at][2]) from None
+        self.i = ep.i
+        if self.i == start + 1 and tok[0] == ID:  # WARP_SZ
+            return Imm(32, "WARP_SZ", "int")
+        v = value.python()
+        if isinstance(v, float):
+            return Imm(v, "0d" + struct.pack(">d", v).hex().upper(), "f64")
+        return Imm(v, str(v), "int")
+
+    def const_single(self, tok: Token) -> Imm:
+        """A lone literal or ``WARP_SZ`` token as an immediate."""
+        self.i += 1
+        if tok[0] == ID:
+            if tok[1] != "WARP_SZ":
+                raise self.error(f"expected a constant, found '{tok[1]}'", tok[2])
+            return Imm(32, "WARP_SZ", "int")
+        return self.literal(tok)
+
+    def const_int(self, what: str) -> int:
+        tok = self.toks[self.i]
+        imm = self.const()
         if imm.kind != "int":
-            raise self.error(f"expected an integer, found {tok[1]!r}", tok[2])
+            raise self.error(f"expected an integer {what}, found '{imm.text}'", tok[2])
+        return int(imm.value)
+
+    def align(self) -> int:
+        """The operand of ``.align``: a plain integer literal that fits 32 bits."""
+        tok = self.peek()
+        if tok[0] not in (NUM, ID):
+            raise self.error(f"expected an alignment, found {self.describe(tok)}", tok[2])
+        imm = self.const_single(tok)
+        if imm.kind != "int" or not 0 <= int(imm.value) < (1 << 32):
+            raise self.error(f"invalid alignment '{tok[1]}'", tok[2])
         return int(imm.value)
 
     def expect_int(self) -> int:
-        neg = self.accept("-")
-        tok = self.expect_kind(NUM, "an integer")
-        imm = parse_number(tok[1], neg)
-        if imm.kind != "int":
-            raise self.error("expected an integer", tok[2])
-        return int(imm.value)
+        return self.const_int("constant")
 
-    def skip_to_line_end(self, start: int) -> str:
-        """Consume every token that starts on the line of ``start``; return its text."""
+    def line_tokens(self, start: int) -> list[Token]:
+        """Consume every token that starts on the line of ``start``."""
         end = self.smap.line_end(start)
-        text = self.text[start:end]
-        cut = text.find("//")
-        if cut >= 0:
-            text = text[:cut]
         toks = self.toks
+        i0 = self.i
         while toks[self.i][0] != EOF and toks[self.i][2] < end:
             self.i += 1
-        return text.strip()
+        return toks[i0 : self.i]
+
+    def pragma(self) -> None:
+        """``.pragma "string" [, "string"]* ;``"""
+        self.next()
+        while True:
+            self.expect_kind(STR, "a pragma string")
+            if not self.accept(","):
+                break
+        self.expect(";")
 
     def skip_to_semicolon(self) -> int:
         """Consume tokens up to and including the next ``;`` (balanced braces);
@@ -214,6 +392,26 @@ class Parser:
                 elif c == ";" and depth <= 0:
                     return tok[2]
 
+    def raw(self, i0: int, i1: int) -> str:
+        """Source text of tokens ``i0`` .. ``i1 - 1``: comments dropped, whitespace
+        normalized."""
+        start = self.toks[i0][2]
+        last = self.toks[i1 - 1]
+        return clean_text(self.text[start : last[2] + len(last[1])])
+
+    def skip_balanced(self, close: str) -> None:
+        depth = 1
+        opener = {")": "(", "]": "[", "}": "{"}[close]
+        while depth:
+            tok = self.next()
+            if tok[0] == EOF:
+                raise self.error(f"expected '{close}', found end of file", tok[2])
+            if tok[0] == PUNCT:
+                if tok[1] == opener:
+                    depth += 1
+                elif tok[1] == close:
+                    depth -= 1
+
     # -- module ------------------------------------------------------------
 
     def parse_module(self) -> Module:
@@ -225,36 +423,100 @@ class Parser:
                 break
             if kind != DIR:
                 raise self.error(f"expected a directive, found {self.describe(tok)}")
-            if text in _LINE_DIRECTIVES:
-                self.i += 1
-                items.append(Directive(text, self.skip_to_line_end(off), self.span(off)))
+            if text in _HEADER_DIRECTIVES:
+                items.append(self.parse_header_directive())
             elif text == ".section":
                 items.append(self.parse_section())
             else:
                 items.append(self.parse_declaration())
         return Module(items, self.filename)
 
+    def parse_header_directive(self) -> Directive:
+        """``.version``, ``.target``, ``.address_size`` and ``.file``, read by their
+        grammar (comments anywhere between the tokens)."""
+        kind, name, off = self.next()
+        if name == ".version":
+            tok = self.expect_kind(NUM, "a version number")
+            if not re.fullmatch(r"[0-9]+\.[0-9]+", tok[1]):
+                raise self.error(f"malformed version '{tok[1]}'", tok[2])
+            return Directive(name, f".version {tok[1]}", self.span(off))
+        if name == ".address_size":
+            tok = self.expect_kind(NUM, "an address size")
+            return Directive(name, f".address_size {tok[1]}", self.span(off))
+        if name == ".target":
+            targets = [self.expect_kind(ID, "a target name")[1]]
+            while self.accept(","):
+                targets.append(self.expect_kind(ID, "a target name")[1])
+            return Directive(name, ".target " + ", ".join(targets), self.span(off))
+        tok = self.peek()
+        if tok[0] not in (NUM, ID):
+            raise self.error(f"expected a file number, found {self.describe(tok)}", tok[2])
+        number = int(self.const_single(tok).value)
+        path = self.expect_kind(STR, "a file name")[1]
+        extra = ""
+        while self.accept(","):
+            extra += f", {self.const_int('number')}"
+        return Directive(name, f".file {number} {path}{extra}", self.span(off))
+
     def parse_section(self) -> Directive:
+        """``.section name { ... }``: labels and ``.b8``/``.b16``/``.b32``/``.b64`` data
+        lines (numbers that fit the type, labels, ``label+n``, ``a-b``), kept verbatim."""
         start = self.next()[2]
-        self.next()  # section name
+        self.expect_kind(DIR, "a section name")
         self.expect("{")
-        depth = 1
-        while depth:
-            tok = self.next()
-            if tok[0] == EOF:
-                raise self.error("expected '}' to close .section, found end of file", tok[2])
-            if tok[0] == PUNCT:
-                if tok[1] == "{":
-                    depth += 1
-                elif tok[1] == "}":
-                    depth -= 1
+        while True:
+            kind, text, off = self.next()
+            if kind == EOF:
+                raise self.error("expected '}' to close .section, found end of file", off)
+            if kind == PUNCT and text == "}":
+                break
+            if kind == PUNCT and text == "@" and self.peek()[1] == "@":
+                self.line_tokens(off)  # an @@DWARF line
+                continue
+            if kind == ID and self.peek()[1] == ":":
+                self.i += 1
+                continue
+            if kind != DIR or text not in _SECTION_DATA:
+                raise self.error(f"illegal section data {text!r}", off)
+            width = int(text[2:])
+            while True:
+                self.section_value(width)
+                if not self.accept(","):
+                    break
         end = self.toks[self.i - 1][2] + 1
         return Directive(".section", self.text[start:end], self.span(start))
+
+    def section_value(self, width: int) -> None:
+        kind, text, off = self.next()
+        negative = kind == PUNCT and text == "-" and self.peek()[0] == NUM
+        if negative:
+            kind, text, off = self.next()
+        if kind == NUM:
+            imm = self.literal((kind, text, off), negative)
+            v = imm.value
+            v32 = int(v) & 0xFFFFFFFF if imm.kind == "int" else 0  # ptxas checks 32 bits
+            v32 -= (1 << 32) if v32 >> 31 else 0
+            if imm.kind != "int" or width < 32 and not -(1 << (width - 1)) <= v32 < (1 << width):
+                raise self.error(f"value out of range for .b{width}: {text}", off)
+            return
+        if (
+            width < 32
+            or (kind != ID or "." in text)
+            and (kind != DIR or not text.startswith(".debug"))
+        ):
+            raise self.error(f"expected a section value, found {self.describe((kind, text, off))}")
+        while self.peek()[1] in ("+", "-") and self.peek()[0] == PUNCT:
+            self.i += 1
+            nxt = self.next()
+            if nxt[0] not in (NUM, ID, DIR):
+                raise self.error("expected a section value", nxt[2])
 
     def parse_declaration(self) -> ModuleItem:
         start = self.peek()[2]
         linkage: list[str] = []
         while self.peek()[1] in _LINKAGE and self.peek()[0] == DIR:
+            if linkage:
+                raise self.error(f"a second linkage {self.peek()[1]!r}")
             linkage.append(self.next()[1])
         tok = self.peek()
         if tok[1] in (".entry", ".func"):
@@ -262,9 +524,10 @@ class Parser:
         if tok[1] in _SPACES:
             return self.parse_var(tuple(linkage), start)
         if tok[1] == ".alias" or tok[1] == ".pragma":
+            i0 = self.i
             self.next()
-            end = self.skip_to_semicolon()
-            return Directive(tok[1], self.text[start : end + 1], self.span(start))
+            self.skip_to_semicolon()
+            return Directive(tok[1], self.raw(i0, self.i), self.span(start))
         raise self.error(f"unexpected {self.describe(tok)} at module level")
 
     def parse_var(self, linkage: tuple[str, ...], start: int) -> VarDecl:
@@ -279,7 +542,7 @@ class Parser:
                 break
             self.i += 1
             if text == ".align":
-                align = self.expect_int()
+                align = self.align()
             elif text in (".v2", ".v4", ".v8"):
                 vector = text
             elif text in _VAR_ATTRS:
@@ -291,16 +554,21 @@ class Parser:
                 else:
                     attrs.append(text)
             elif text in _SPACES:
-                attrs.append(text)
+                raise self.error(f"a second state space {text!r} for a variable", off)
+            elif vtype:
+                raise self.error(f"unexpected {text!r} after the type of a variable", off)
             else:
                 vtype = text
         name_tok = self.expect_kind(ID, "a variable name")
         dims = self.parse_dims()
         init: str | None = None
         if self.accept("="):
-            init_start = self.peek()[2]
-            end = self.skip_to_semicolon()
-            init = " ".join(self.text[init_start:end].split())
+            i0 = self.i
+            self.initializer()
+            # canonical spacing; WARP_SZ by its value (every reader of the text knows 32)
+            init = _INIT_SPACE.sub(r"\1", self.raw(i0, self.i))
+            init = _WARP_SZ.sub("32", init)
+            self.expect(";")
         else:
             self.expect(";")
         return VarDecl(
@@ -316,24 +584,28 @@ class Parser:
             self.span(start),
         )
 
-    def raw(self, i0: int, i1: int) -> str:
-        """Source text of tokens ``i0`` .. ``i1 - 1`` with whitespace normalized."""
-        start = self.toks[i0][2]
-        last = self.toks[i1 - 1]
-        return " ".join(self.text[start : last[2] + len(last[1])].split())
-
-    def skip_balanced(self, close: str) -> None:
-        depth = 1
-        opener = {")": "(", "]": "[", "}": "{"}[close]
-        while depth:
-            tok = self.next()
-            if tok[0] == EOF:
-                raise self.error(f"expected '{close}', found end of file", tok[2])
-            if tok[0] == PUNCT:
-                if tok[1] == opener:
-                    depth += 1
-                elif tok[1] == close:
-                    depth -= 1
+    def initializer(self) -> None:
+        """``{ item, ... }`` (nested) or one item; an item is a constant expression,
+        a symbol, ``sym+n`` or ``generic(sym)[+n]``."""
+        if self.accept("{"):
+            if self.accept("}"):
+                raise self.error("empty initializer list")
+            while True:
+                self.initializer()
+                if self.accept("}"):
+                    return
+                self.expect(",")
+        kind, text, off = self.peek()
+        if kind == ID and text != "WARP_SZ":
+            self.i += 1
+            if text == "generic" and self.accept("("):
+                self.expect_kind(ID, "a symbol")
+                self.expect(")")
+            if self.peek()[1] in ("+", "-") and self.peek()[0] == PUNCT:
+                self.i += 1
+                self.const_int("offset")
+            return
+        self.const()
 
     def parse_dims(self) -> list[int | None]:
         dims: list[int | None] = []
@@ -341,11 +613,12 @@ class Parser:
             if self.accept("]"):
                 dims.append(None)
                 continue
-            dims.append(self.expect_int())
+            dims.append(self.const_int("array size"))
             self.expect("]")
         return dims
 
-    def parse_param(self) -> Param:
+    def parse_param(self) -> list[Param]:
+        """One parameter; a vector ``.reg`` parameter becomes one per component."""
         start = self.peek()[2]
         space_tok = self.next()
         if space_tok[1] not in (".param", ".reg"):
@@ -354,22 +627,36 @@ class Parser:
             )
         align: int | None = None
         ptype = ""
+        vector = ""
         attrs: list[str] = []
         while self.peek()[0] == DIR:
             text = self.next()[1]
             if text == ".align" and not ptype:
-                align = self.expect_int()
+                align = self.align()
             elif text == ".align":
-                attrs.append(f".align {self.expect_int()}")
-            elif text == ".ptr" or text in _SPACES or text.startswith(".shared"):
+                attrs.append(f".align {self.align()}")
+            elif text in (".v2", ".v4", ".v8") and space_tok[1] == ".reg" and not ptype:
+                vector = text
+            elif text == ".ptr" and ptype:
                 attrs.append(text)
-            elif not ptype:
+            elif (text in _SPACES or text.startswith(".shared")) and attrs[-1:] == [".ptr"]:
+                attrs.append(text)
+            elif not ptype and is_type(text):
                 ptype = text
             else:
-                attrs.append(text)
+                raise self.error(f"unexpected {text!r} in a parameter declaration", start)
         name_tok = self.expect_kind(ID, "a parameter name")
         dims = self.parse_dims()
-        return Param(space_tok[1], ptype, name_tok[1], align, dims, tuple(attrs), self.span(start))
+        span = self.span(start)
+        if vector:
+            n = int(vector[2:])
+            if n > 4:
+                raise self.error(f"{vector} is not a register vector size", start)
+            return [
+                Param(".reg", ptype, vector_component(name_tok[1], k), align, [], (), span)
+                for k in range(n)
+            ]
+        return [Param(space_tok[1], ptype, name_tok[1], align, dims, tuple(attrs), span)]
 
     def parse_param_list(self) -> list[Param]:
         params: list[Param] = []
@@ -377,7 +664,7 @@ class Parser:
         if self.accept(")"):
             return params
         while True:
-            params.append(self.parse_param())
+            params.extend(self.parse_param())
             if self.accept(")"):
                 return params
             self.expect(",")
@@ -410,12 +697,15 @@ class Parser:
                 i0 = self.i
                 self.i += 1
                 if text == ".pragma":
-                    self.skip_to_semicolon()
+                    self.i = i0
+                    self.pragma()
                     directives.append(self.raw(i0, self.i))
                     continue
                 while self.peek()[0] in (NUM, PUNCT) and self.peek()[1] not in ("{", ";"):
                     self.i += 1
                 directives.append(self.raw(i0, self.i))
+            elif text in (".func", ".entry") or text in _LINKAGE:
+                break  # the next declaration: this one ended without ';'
             else:
                 raise self.error(f"unexpected {text!r} in the signature of '{name_tok[1]}'")
         fn = Function(
@@ -431,11 +721,17 @@ class Parser:
         )
         if self.accept(";"):
             return fn
-        self.regs = _RegScope(None)
+        nxt = self.peek()
+        if nxt[0] == DIR and (nxt[1] in (".func", ".entry") or nxt[1] in _LINKAGE):
+            return fn  # ptxas ends a declaration without ';' at the next one
         self.reg_cache = {}
         for p in params + rets:
             if p.space == ".reg":
-                self.regs.names.add(p.name)
+                self.regs.names[p.name] = p.type
+                base, dollar, comp = p.name.rpartition("$")
+                if dollar and comp in _COMPONENT_NAMES:
+                    n, t = self.regs.vectors.get(base, (0, p.type))
+                    self.regs.vectors[base] = (n + 1, t)
         open_tok = self.expect("{")
         fn.body = self.parse_body(open_tok[2])
         return fn
@@ -459,6 +755,9 @@ class Parser:
                 if text == "}":
                     self.i += 1
                     return body
+                if text == "\\":  # ptxas ignores a backslash where a statement may start
+                    self.i += 1
+                    continue
                 if text == "@":
                     self.i += 1
                     neg = self.accept("!")
@@ -467,18 +766,22 @@ class Parser:
                     append(self.parse_instr(Reg(ptok[1]), neg, off))
                 elif text == "{":
                     self.i += 1
+                    self.depth += 1
+                    if self.depth > MAX_BLOCK_DEPTH:
+                        raise self.error(f"blocks nest deeper than {MAX_BLOCK_DEPTH} levels", off)
                     self.regs = _RegScope(self.regs)
                     inner = self.parse_body(off)
                     assert self.regs.parent is not None
                     self.regs = self.regs.parent
                     self.reg_cache = {}  # the inner scope's registers are gone
+                    self.depth -= 1
                     append(Scope(inner, self.span(off)))
-                elif text == ";":
-                    self.i += 1
                 else:
                     raise self.error(f"expected a statement, found {text!r}")
             elif kind == DIR:
-                append(self.parse_body_directive())
+                st = self.parse_body_directive()
+                if st is not None:
+                    append(st)
             elif kind == EOF:
                 raise self.error("expected '}', found end of file (unterminated body)", off)
             else:
@@ -503,23 +806,42 @@ class Parser:
             return RawStmt(self.raw(i0, self.i), self.span(name_tok[2]))
         return Label(name_tok[1], self.span(name_tok[2]))
 
-    def parse_body_directive(self) -> Stmt:
+    def parse_loc(self) -> DebugLoc:
+        """``.loc file line col [, function_name label [, inlined_at file line col]]``."""
+        off = self.next()[2]
+        nums = []
+        for what in ("a file number", "a line number", "a column number"):
+            tok = self.peek()
+            if tok[0] not in (NUM, ID):
+                raise self.error(f"expected {what}, found {self.describe(tok)}", tok[2])
+            nums.append(self.const_single(tok))
+        if any(n.kind != "int" for n in nums):
+            raise self.error("malformed .loc directive", off)
+        extra: list[str] = []
+        while self.peek()[1] == "," and self.toks[self.i + 1][1] in _LOC_ATTRS:
+            self.i += 1
+            attr = self.next()[1]
+            if attr == "function_name":
+                extra.append(f"function_name {self.expect_kind(ID, 'a label')[1]}")
+            else:
+                where = [self.expect_kind(NUM, "a number")[1] for _ in range(3)]
+                extra.append("inlined_at " + " ".join(where))
+        f, ln, col = (int(n.value) for n in nums)
+        return DebugLoc(f, ln, col, ", ".join(extra), self.span(off))
+
+    def parse_body_directive(self) -> Stmt | None:
         kind, text, off = self.peek()
         if text == ".reg":
             return self.parse_reg_decl()
         if text == ".loc":
-            self.i += 1
-            raw = self.skip_to_line_end(off)
-            parts = raw.split(None, 4)
-            try:
-                file_no, line, col = int(parts[1]), int(parts[2]), int(parts[3].rstrip(","))
-            except (IndexError, ValueError):
-                raise self.error("malformed .loc directive", off) from None
-            extra = raw.split(",", 1)[1].strip() if "," in raw else ""
-            return DebugLoc(file_no, line, col, extra, self.span(off))
+            return self.parse_loc()
+        if text == ".target":
+            # ptxas reads and ignores a .target line inside a function body
+            self.parse_header_directive()
+            return None
         if text == ".pragma":
             i0 = self.i
-            self.skip_to_semicolon()
+            self.pragma()
             return RawStmt(self.raw(i0, self.i), self.span(off))
         linkage: list[str] = []
         while self.peek()[1] in _LINKAGE:
@@ -534,31 +856,54 @@ class Parser:
         vector = ""
         align: int | None = None
         while self.peek()[0] == DIR:
-            t = self.next()[1]
-            if t in (".v2", ".v4", ".v8"):
-                vector = t
-            elif t == ".align":
-                align = self.expect_int()
+            t = self.next()
+            if t[1] in (".v2", ".v4", ".v8"):
+                vector = t[1]
+            elif t[1] == ".align":
+                align = self.align()
+            elif rtype:
+                raise self.error(f"unexpected {t[1]!r} in a .reg declaration", t[2])
             else:
-                rtype = t
+                rtype = t[1]
         if not rtype:
             raise self.error("expected a register type in .reg declaration", off)
         names: list[tuple[str, int | None]] = []
         scope = self.regs
+        ncomp = int(vector[2:]) if vector else 0
+        if self.accept(";"):  # ptxas accepts a declaration of no register
+            return RegDecl(rtype, names, "", align, self.span(off))
+        if ncomp > 4:
+            raise self.error(f"{vector} is not a register vector size", off)
         while True:
-            name = self.expect_kind(ID, "a register name")[1]
+            tok = self.expect_kind(ID, "a register name")
+            name = tok[1]
+            if "." in name:
+                raise self.error(f"'{name}' is not a register name", tok[2])
             if self.accept("<"):
-                count = self.expect_int()
+                count_tok = self.peek()
+                if count_tok[0] in (NUM, ID) and self.toks[self.i + 1][1] == ">":
+                    imm = self.const_single(count_tok)
+                    count = int(imm.value) if imm.kind == "int" else -1
+                else:
+                    count = self.const_int("register count")
+                if count <= 0 or vector:
+                    raise self.error(f"invalid register count {count}", count_tok[2])
                 self.expect(">")
                 names.append((name, count))
-                scope.names.update([f"{name}{k}" for k in range(count)])
+                scope.ranges[name] = (count, rtype)
+            elif vector:
+                scope.vectors[name] = (ncomp, rtype)
+                for k in range(ncomp):
+                    comp = vector_component(name, k)
+                    names.append((comp, None))
+                    scope.names[comp] = rtype
             else:
                 names.append((name, None))
-                scope.names.add(name)
+                scope.names[name] = rtype
             if self.accept(";"):
                 break
             self.expect(",")
-        return RegDecl(rtype, names, vector, align, self.span(off))
+        return RegDecl(rtype, names, "", align, self.span(off))
 
     def check_reg(self, tok: Token) -> None:
         name = tok[1]
@@ -577,8 +922,18 @@ class Parser:
                 split = (full, ())
             else:
                 split = (full[:dot], tuple("." + m for m in full[dot + 1 :].split(".")))
-            _OPCODES[full] = split
+            if len(_OPCODES) < 100_000:
+                _OPCODES[full] = split
         opcode, mods = split
+        toks = self.toks
+        if toks[self.i][0] == DIR:  # ptxas takes modifiers after whitespace (st.global .v2)
+            extra = []
+            while toks[self.i][0] == DIR:
+                extra.append(toks[self.i][1])
+                self.i += 1
+            mods = (*mods, *extra)
+        self.is_call = opcode == "call"
+        self.is_branch = opcode in ("bra", "call")
         operands: list[Operand] = []
         toks = self.toks
         if toks[self.i][1] != ";":
@@ -593,30 +948,69 @@ class Parser:
                     )
                 self.i += 1
         self.i += 1
+        if opcode not in VIDEO_OPCODES:
+            for op in operands:
+                if isinstance(op, Sel):
+                    what = "negated register" if op.neg else f"selector .{op.sel}"
+                    raise self.error(
+                        f"a {what} is only allowed on video instructions ('{full}')", start
+                    )
         return Instr(opcode, mods, operands, pred, neg, self.smap.span(start))
 
-    def parse_operand(self) -> Operand:
+    def register(self, tok: Token) -> Operand:
+        """A register operand: a plain or special register, a vector register (all
+        its components) or one component of it (``v.x``)."""
+        text = tok[1]
+        reg = self.reg_cache.get(text)
+        if reg is not None:
+            return reg
+        if self.regs.declared(text) or is_special_register(text):
+            reg = self.reg_cache[text] = Reg(text)
+            return reg
+        base, dot, comp = text.rpartition(".")
+        vec = self.regs.vector(base if dot else text)
+        if vec is not None:
+            if not dot:
+                return Vec(tuple(Reg(vector_component(text, k)) for k in range(vec[0])))
+            k = _COMPONENTS.get("." + comp)
+            if k is not None and k < vec[0]:
+                return Reg(vector_component(base, k))
+            raise self.error(f"'{text}': no component .{comp} in a {vec[0]}-vector", tok[2])
+        if self.is_branch:
+            return Sym(text)  # a label or function whose name starts with %
+        raise self.error(f"undeclared register '{text}'", tok[2])
+
+    def parse_operand(self, in_address: bool = False) -> Operand:
         kind, text, off = self.toks[self.i]
         if kind == ID:
-            self.i += 1
             if text == "_":
+                self.i += 1
                 return Sink()
-            if text[0] == "%" or self.regs.declared(text):
-                reg = self.reg_cache.get(text)
-                if reg is None:
-                    self.check_reg((kind, text, off))
-                    reg = self.reg_cache[text] = Reg(text)
+            if text == "WARP_SZ":
+                return self.const()
+            if text[0] == "%" or self.regs.declared(text) or self.regs.vector(text.split(".")[0]):
+                self.i += 1
+                sel = self.selected(text)
+                if sel is not None:
+                    return sel
+                reg = self.register((kind, text, off))
                 nxt = self.toks[self.i]
-                if nxt[1] == "|" and nxt[0] == PUNCT:
-                    self.i += 1
-                    second = self.parse_operand()
-                    return Pair(reg, second)
+                if nxt[0] == PUNCT and type(reg) is Reg:
+                    if nxt[1] == "|":
+                        self.i += 1
+                        second = self.parse_operand()
+                        return Pair(reg, second)
+                    if nxt[1] == "+" and not in_address and "." not in text:
+                        self.i += 1
+                        return RegImm(reg, self.const_int("offset"))
                 return reg
+            self.i += 1
             nxt = self.toks[self.i]
-            if nxt[0] == PUNCT and nxt[1] in "+-" and self.toks[self.i + 1][0] == NUM:
-                self.i += 2
-                return Expr(f"{text}{nxt[1]}{self.toks[self.i - 1][1]}")
-            if nxt[0] == PUNCT and nxt[1] == "(":
+            if nxt[0] == PUNCT and nxt[1] in "+-" and not in_address:
+                self.i += 1
+                value = self.const_int("offset") * (1 if nxt[1] == "+" else -1)
+                return Expr(f"{text}+{value}" if value >= 0 else f"{text}{value}")
+            if nxt[0] == PUNCT and nxt[1] == "(" and not self.is_call:
                 # generic(sym) and similar address operators
                 i0 = self.i - 1
                 self.i += 1
@@ -624,13 +1018,18 @@ class Parser:
                 return Expr(self.raw(i0, self.i))
             return Sym(text)
         if kind == NUM:
-            self.i += 1
-            return parse_number(text)
+            return self.const()
         if kind == PUNCT:
-            if text == "-":
+            nxt = self.toks[self.i + 1]
+            if text == "-" and nxt[0] == ID and nxt[1] != "WARP_SZ":
+                # vmad's negated sources: -%r1, -%r2.h0
                 self.i += 1
-                num = self.expect_kind(NUM, "a number after '-'")
-                return parse_number(num[1], True)
+                inner = self.parse_operand()
+                if isinstance(inner, Reg):
+                    return Sel(inner, "", True)
+                if isinstance(inner, Sel) and not inner.neg:
+                    return Sel(inner.reg, inner.sel, True)
+                raise self.error("expected a register after '-'", nxt[2])
             if text == "[":
                 return self.parse_address()
             if text == "{":
@@ -643,65 +1042,97 @@ class Parser:
                             break
                         self.expect(",")
                 return Vec(tuple(elems))
-            if text == "(":
+            if text == "(" and self.is_call:
                 self.i += 1
                 items: list[Operand] = []
                 if not self.accept(")"):
                     while True:
-                        items.append(self.parse_operand())
+                        item = self.parse_operand()
+                        if type(item) is Vec:
+                            items.extend(item.elems)  # a vector register argument
+                        else:
+                            items.append(item)
                         if self.accept(")"):
                             break
                         self.expect(",")
                 return ParenList(tuple(items))
             if text == "!":
-                self.i += 1
-                rtok = self.expect_kind(ID, "a predicate register after '!'")
-                self.check_reg(rtok)
-                return Not(Reg(rtok[1]))
+                nxt = self.toks[self.i + 1]
+                if nxt[0] == ID and nxt[1] != "WARP_SZ":
+                    self.i += 1
+                    rtok = self.expect_kind(ID, "a predicate register after '!'")
+                    self.check_reg(rtok)
+                    return Not(Reg(rtok[1]))
+            if text in "-+!~(":
+                return self.const()
         raise self.error(f"expected an operand, found {self.describe(self.toks[self.i])}", off)
+
+    def selected(self, text: str) -> Sel | None:
+        """``%r1.b0``: a declared register with a video selector (None otherwise)."""
+        if self.regs.declared(text) or is_special_register(text):
+            return None
+        m = _VIDEO_SELECTOR.search(text)
+        if m is None or not self.regs.declared(text[: m.start()]):
+            return None
+        return Sel(Reg(text[: m.start()]), m.group(1))
 
     def parse_address(self) -> Addr:
         self.i += 1  # '['
         kind, text, off = self.toks[self.i]
         base: Operand | None
         offset = 0
-        if kind == NUM:
-            self.i += 1
-            base = None
-            offset = self.int_of((kind, text, off))
+        plus = False
+        if kind == ID and text != "WARP_SZ":
+            base = self.parse_operand(in_address=True)
+        elif kind == PUNCT and text in "[{":
+            base = self.parse_operand(in_address=True)
         else:
-            base = self.parse_operand()
-            if isinstance(base, Expr) and "(" not in base.text:
-                # sym+4 parsed as an expression: split it back into base + offset
-                name, sign, num = re.split(r"([+-])", base.text, maxsplit=1)
-                base = Sym(name)
-                try:
-                    offset = parse_int(num) * (-1 if sign == "-" else 1)
-                except ValueError:
-                    raise self.error(f"expected an integer offset, found {num!r}", off) from None
-        while True:
+            base = None
+            offset = self.const_int("address")
+        if base is not None:
             tok = self.toks[self.i]
-            if tok[1] == "+" and tok[0] == PUNCT:
+            if tok[0] == PUNCT and tok[1] == "+":
                 self.i += 1
-                neg = self.accept("-")
-                num = self.expect_kind(NUM, "an offset")
-                offset += -self.int_of(num) if neg else self.int_of(num)
-            elif tok[1] == "-" and tok[0] == PUNCT:
+                offset = self.const_int("offset")
+                plus = True
+            elif tok[0] == PUNCT and tok[1] == "-" and isinstance(base, Sym):
                 self.i += 1
-                num = self.expect_kind(NUM, "an offset")
-                offset -= self.int_of(num)
-            else:
-                break
+                offset = -self.const_int("offset")
         extra: list[Operand] = []
         while self.accept(","):
             extra.append(self.parse_operand())
         self.expect("]")
-        return Addr(base, offset, tuple(extra))
+        return Addr(base, offset, tuple(extra), plus)
+
+
+_INIT_SPACE = re.compile(r"\s*([{}])\s*")
+_WARP_SZ = re.compile(r"\bWARP_SZ\b")
+_COMMENT = re.compile(r"//[^\n]*|/\*.*?\*/", re.S)
+
+
+def clean_text(text: str) -> str:
+    """``text`` without comments, its whitespace runs collapsed to one space."""
+    if "/" in text:
+        text = _COMMENT.sub(" ", text)
+    return " ".join(text.split())
+
+
+@contextmanager
+def deep_recursion() -> Iterator[None]:
+    """Room for the deepest nesting ptxas accepts (1663 blocks, ~10000 parentheses):
+    Python-to-Python calls use no C stack since 3.11, so only the limit is raised."""
+    old = sys.getrecursionlimit()
+    sys.setrecursionlimit(max(old, 200_000))
+    try:
+        yield
+    finally:
+        sys.setrecursionlimit(old)
 
 
 def parse(text: str, filename: str = "<input>") -> Module:
     """Parse PTX ``text``; raise :class:`PtxError` with a source span on bad input."""
-    return Parser(text, filename).parse_module()
+    with deep_recursion():
+        return Parser(text, filename).parse_module()
 
 
 def parse_file(path: str) -> Module:

@@ -7,6 +7,7 @@ JSON schema (stable; fields are only ever added)::
                     "registers": {"%r1": "uniform" | "varying", ...},
                     "ssa": {"%r1": [{"id": int, "uniform": bool, "why": str}, ...], ...},
                     "renamed": {"%r1_1": "%r1", ...},
+                    "declared_in": {"%r1_1": int, ...},
                     "branches": [{"line": int, "target": str, "uniform": bool,
                                   "why": str}, ...],
                     "varying_addresses": [{"line": int, "instruction": str}, ...],
@@ -18,11 +19,13 @@ JSON schema (stable; fields are only ever added)::
                "irreducible": [function names]}}
 
 A PTX register is ``"uniform"`` only when every SSA value it maps to is uniform.
+``renamed`` maps a register declared in a nested ``{ }`` block whose spelling was
+taken to its source spelling, and ``declared_in`` gives the line of that block
+(scope resolution, :mod:`ptxopt.ir.scopes`).
 """
 
 from __future__ import annotations
 
-import re
 from typing import Any
 
 from ptxopt.analysis.divergence import (
@@ -35,8 +38,6 @@ from ptxopt.analysis.divergence import (
 )
 from ptxopt.ir.core import Func, Inst, IRModule, Value
 from ptxopt.ptx.ast import Sym
-
-_RENAMED = re.compile(r"^(.*)_(\d+)$")
 
 
 def _line(inst: Inst) -> int:
@@ -60,7 +61,7 @@ def function_report(func: Func, res: Divergence) -> dict[str, Any]:
     regs: dict[str, str] = {}
     ssa: dict[str, list[dict[str, Any]]] = {}
     renamed: dict[str, str] = {}
-    declared = set(func.reg_types)
+    declared_in: dict[str, int] = {}
     nvals = 0
     nuni = 0
     for name, vals in register_names(func).items():
@@ -74,9 +75,11 @@ def function_report(func: Func, res: Divergence) -> dict[str, Any]:
             entries.append({"id": v.id, "uniform": u, "why": "" if u else _why(func, res, v)})
         regs[name] = "uniform" if uni else "varying"
         ssa[name] = entries
-        m = _RENAMED.match(name)
-        if m and m.group(1) in declared:
-            renamed[name] = m.group(1)
+        origin = func.origins.get(name)
+        if origin is not None and origin.spelling != name:
+            renamed[name] = origin.spelling
+            span = func.scopes[origin.block].span
+            declared_in[name] = span.line if span is not None else 0
     branches = []
     for b in func.blocks:
         t = b.terminator
@@ -102,6 +105,7 @@ def function_report(func: Func, res: Divergence) -> dict[str, Any]:
         "registers": regs,
         "ssa": ssa,
         "renamed": renamed,
+        "declared_in": declared_in,
         "branches": branches,
         "varying_addresses": addrs,
         "summary": {
@@ -139,7 +143,10 @@ def format_text(report: dict[str, Any]) -> str:
             f"uniform, {s['uniform_branches']}/{s['branches']} conditional branches uniform"
         )
         for name, state in fr["registers"].items():
-            note = f"  (renamed from {fr['renamed'][name]})" if name in fr["renamed"] else ""
+            note = ""
+            if name in fr["renamed"]:
+                line = fr["declared_in"][name]
+                note = f"  ({fr['renamed'][name]} of the block at line {line})"
             if state == "uniform":
                 lines.append(f"  {name:<12} uniform{note}")
                 continue

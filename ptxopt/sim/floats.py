@@ -160,34 +160,24 @@ def exact_to_format(s: np.ndarray, e: np.ndarray, fmt: str, mode: str) -> np.nda
 # Exact rational fallback (binary64 results)
 
 
-def _frac_to_f64(q: Fraction, mode: str) -> float:
-    r = q.numerator / q.denominator if q.denominator != 1 else float(q.numerator)
-    if mode == "rn" or Fraction(r) == q:
-        return r
-    if mode == "rz":
-        return math.nextafter(r, 0.0) if abs(Fraction(r)) > abs(q) else r
-    if mode == "rm":
-        return math.nextafter(r, -math.inf) if Fraction(r) > q else r
-    return math.nextafter(r, math.inf) if Fraction(r) < q else r
-
-
 def _fma_frac(a: float, b: float, c: float, mode: str) -> float:
+    if math.isfinite(a) and math.isfinite(b) and math.isinf(c):
+        return c  # the exact product is finite, whatever its binary64 rounding
     if not (math.isfinite(a) and math.isfinite(b) and math.isfinite(c)):
         return a * b + c
     q = Fraction(a) * Fraction(b) + Fraction(c)
     if q == 0:
-        # sign of an exact zero: -0 only when both a*b and c are -0 (or the mode is rm)
-        pz = math.copysign(1.0, a) * math.copysign(1.0, b) * (1.0 if a * b == 0 else 1.0)
-        if a * b == 0 and c == 0:
-            neg = (pz < 0) and math.copysign(1.0, c) < 0
-            return (
-                -0.0 if neg or (mode == "rm" and (pz < 0) != (math.copysign(1.0, c) < 0)) else 0.0
-            )
-        return -0.0 if mode == "rm" else 0.0
-    try:
-        return _frac_to_f64(q, mode)
-    except OverflowError:
-        return math.copysign(math.inf, q)
+        return _exact_zero(math.copysign(1.0, a) * math.copysign(1.0, b) < 0, a * b == 0, c, mode)
+    return round_fraction(q, "f64", mode)
+
+
+def _exact_zero(product_neg: bool, product_zero: bool, c: float, mode: str) -> float:
+    """The sign of an exact zero ``a * b + c`` (IEEE 754): the common sign when the
+    product and ``c`` are zeros of one sign, else -0 only in ``rm``."""
+    c_neg = math.copysign(1.0, c) < 0
+    if product_zero and c == 0 and product_neg == c_neg:
+        return -0.0 if c_neg else 0.0
+    return -0.0 if mode == "rm" else 0.0
 
 
 def fma64(a: np.ndarray, b: np.ndarray, c: np.ndarray, mode: str = "rn") -> np.ndarray:
@@ -222,6 +212,9 @@ def fma64(a: np.ndarray, b: np.ndarray, c: np.ndarray, mode: str = "rn") -> np.n
             res = np.where((e2 != 0) & (np.sign(e2) != np.sign(s)), np.nextafter(s, 0.0), s)
         del up
         s = res
+    # an exact zero (the transformations are exact on these lanes): IEEE's sign rule
+    pz = np.where((a == 0) | (b == 0), a * b, p)
+    s = np.where(bad, s, fix_zero_sign(s, pz, c, mode))
     if np.any(bad):
         s = np.array(s, dtype=F64, copy=True)
         for i in zip(*np.nonzero(bad), strict=True):
@@ -232,14 +225,16 @@ def fma64(a: np.ndarray, b: np.ndarray, c: np.ndarray, mode: str = "rn") -> np.n
 def fma32(a: np.ndarray, b: np.ndarray, c: np.ndarray, mode: str = "rn") -> np.ndarray:
     """Correctly rounded binary32 fused multiply-add (one rounding)."""
     p = np.asarray(a, dtype=F32).astype(F64) * np.asarray(b, dtype=F32).astype(F64)
-    s, e = two_sum(p, np.asarray(c, dtype=F32).astype(F64))
-    return exact_to_format(s, e, "f32", mode)
+    c64 = np.asarray(c, dtype=F32).astype(F64)
+    s, e = two_sum(p, c64)
+    return exact_to_format(fix_zero_sign(s, p, c64, mode), e, "f32", mode)
 
 
 def add_directed(a: np.ndarray, b: np.ndarray, fmt: str, mode: str) -> np.ndarray:
     """``a + b`` for binary32/16/bf16 inputs given as float64, rounded once."""
-    s, e = two_sum(np.asarray(a, dtype=F64), np.asarray(b, dtype=F64))
-    return exact_to_format(s, e, fmt, mode)
+    a, b = np.asarray(a, dtype=F64), np.asarray(b, dtype=F64)
+    s, e = two_sum(a, b)
+    return exact_to_format(fix_zero_sign(s, a, b, mode), e, fmt, mode)
 
 
 def mul_directed(a: np.ndarray, b: np.ndarray, fmt: str, mode: str) -> np.ndarray:
@@ -250,13 +245,22 @@ def mul_directed(a: np.ndarray, b: np.ndarray, fmt: str, mode: str) -> np.ndarra
 def fma_small(a: np.ndarray, b: np.ndarray, c: np.ndarray, fmt: str, mode: str) -> np.ndarray:
     """fma for formats whose product is exact in binary64 (f16, bf16, f32)."""
     p = np.asarray(a, dtype=F64) * np.asarray(b, dtype=F64)
-    s, e = two_sum(p, np.asarray(c, dtype=F64))
-    return exact_to_format(s, e, fmt, mode)
+    c64 = np.asarray(c, dtype=F64)
+    s, e = two_sum(p, c64)
+    return exact_to_format(fix_zero_sign(s, p, c64, mode), e, fmt, mode)
 
 
 def add64(a: np.ndarray, b: np.ndarray, mode: str) -> np.ndarray:
-    s, e = two_sum(np.asarray(a, dtype=F64), np.asarray(b, dtype=F64))
-    return _adjust64(s, e, mode)
+    a, b = np.broadcast_arrays(np.asarray(a, dtype=F64), np.asarray(b, dtype=F64))
+    with np.errstate(all="ignore"):
+        s, e = two_sum(a, b)
+    out = adjust64(fix_zero_sign(s, a, b, mode), e, mode)
+    over = ~np.isfinite(s) & np.isfinite(a) & np.isfinite(b)
+    if np.any(over):  # overflow in round-to-nearest: round the exact sum instead
+        out = np.array(out, dtype=F64, copy=True)
+        for i in zip(*np.nonzero(over), strict=True):
+            out[i] = round_fraction(Fraction(float(a[i])) + Fraction(float(b[i])), "f64", mode)
+    return out
 
 
 def mul64(a: np.ndarray, b: np.ndarray, mode: str) -> np.ndarray:
@@ -264,10 +268,13 @@ def mul64(a: np.ndarray, b: np.ndarray, mode: str) -> np.ndarray:
     b = np.asarray(b, dtype=F64)
     if mode == "rn":
         return a * b
-    return fma64(a, b, np.zeros(np.broadcast(a, b).shape), mode)
+    r = fma64(a, b, np.zeros(np.broadcast(a, b).shape), mode)
+    # a zero product (exact or underflowed) has the sign of a * b
+    sign = np.signbit(a) ^ np.signbit(b)
+    return np.where(r == 0, np.where(sign, -0.0, 0.0), r)
 
 
-def _adjust64(s: np.ndarray, e: np.ndarray, mode: str) -> np.ndarray:
+def adjust64(s: np.ndarray, e: np.ndarray, mode: str) -> np.ndarray:
     if mode == "rn":
         return s
     fin = np.isfinite(s)
@@ -368,7 +375,7 @@ def div_directed(a: np.ndarray, b: np.ndarray, fmt: str, mode: str) -> np.ndarra
     e = np.where(fin, _sign_fix(r, b64), 0.0)
     if fmt == "f32":
         return f64_to_f32(round_to_odd(q, e), mode)
-    out = _adjust64(q, e, mode)
+    out = adjust64(q, e, mode)
     lo, hi = F64(2.0**-900), F64(2.0**1000)
     aq, aa, ab = np.abs(q), np.abs(a64), np.abs(b64)
     edge = (
@@ -394,10 +401,121 @@ def sqrt_directed(x: np.ndarray, fmt: str, mode: str) -> np.ndarray:
     e = np.where(np.isfinite(s) & (x64 > 0), r, 0.0)
     if fmt == "f32":
         return f64_to_f32(round_to_odd(s, e), mode)
-    out = _adjust64(s, e, mode)
+    out = adjust64(s, e, mode)
     edge = np.isfinite(x64) & (x64 > 0) & ((x64 < F64(2.0**-900)) | (x64 > F64(2.0**1000)))
     if np.any(edge):
         out = np.array(out, dtype=F64, copy=True)
         for i in zip(*np.nonzero(edge), strict=True):
             out[i] = round_fraction(sqrt_fraction(float(x64[i])), fmt, mode)
     return out
+
+
+# ---------------------------------------------------------------------------
+# NaN results and flush-to-zero as the hardware produces them (settled on an H100)
+
+CANONICAL_F32 = np.uint32(0x7FFFFFFF)
+DEFAULT_NAN_F64 = np.uint64(0xFFF8000000000000)
+_QUIET_F64 = np.uint64(1 << 51)
+
+
+def canonical_nan32(r: np.ndarray) -> np.ndarray:
+    """Every NaN of a binary32 result becomes the canonical NaN 0x7fffffff."""
+    r = np.asarray(r, dtype=F32)
+    nan = np.isnan(r)
+    if not np.any(nan):
+        return r
+    return np.where(nan, CANONICAL_F32.view(F32), r).astype(F32)
+
+
+def propagate_nan64(r: np.ndarray, args: list[np.ndarray], order: tuple[int, ...]) -> np.ndarray:
+    """binary64 NaN results: the first NaN operand in ``order``, quieted (sign and
+    payload kept); an invalid operation on non-NaN operands gives 0xfff8000000000000."""
+    r = np.asarray(r, dtype=F64)
+    nan = np.isnan(r)
+    if not np.any(nan):
+        return r
+    bits = np.full(r.shape, DEFAULT_NAN_F64, dtype=np.uint64)
+    for k in reversed(order):
+        a = np.broadcast_to(np.asarray(args[k], dtype=F64), r.shape)
+        bits = np.where(np.isnan(a), a.view(np.uint64) | _QUIET_F64, bits)
+    out = r.copy()
+    out[nan] = bits[nan].view(F64)
+    return out
+
+
+def _exact(op: str, xs: list[float]) -> Fraction | None:
+    """The exact result of ``op`` on finite operands (None when not finite)."""
+    if not all(math.isfinite(x) for x in xs):
+        return None
+    q = [Fraction(x) for x in xs]
+    if op == "add":
+        return q[0] + q[1]
+    if op == "sub":
+        return q[0] - q[1]
+    if op == "mul":
+        return q[0] * q[1]
+    if op == "fma":
+        return q[0] * q[1] + q[2]
+    if op == "div":
+        return q[0] / q[1] if q[1] else None
+    if op == "rcp":
+        return 1 / q[0] if q[0] else None
+    return None
+
+
+def flush_tiny(
+    r: np.ndarray, args: list[np.ndarray], op: str, smallest_normal: float, mode: str = "rn"
+) -> np.ndarray:
+    """``.ftz`` on a result: zero (of the result's sign) when the result is tiny after
+    rounding to the format's precision with an unbounded exponent (IEEE 754's
+    tininess after rounding, which the hardware uses): below the smallest normal,
+    or equal to it while the exact value rounds below it at full precision."""
+    r = np.asarray(r)
+    mag = np.abs(r.astype(F64))
+    tiny = mag < smallest_normal
+    edge = mag == smallest_normal
+    if op and np.any(edge):
+        tiny = tiny.copy()
+        bits = 24 if smallest_normal == 2.0**-126 else 11
+        shaped = [np.broadcast_to(np.asarray(a, dtype=F64), r.shape) for a in args]
+        for i in zip(*np.nonzero(edge), strict=True):
+            q = _exact(op, [float(a[i]) for a in shaped])
+            if q is not None and _round_bits(abs(q), bits, mode, q < 0) < smallest_normal:
+                tiny[i] = True
+    if not np.any(tiny & (r != 0)):
+        return r
+    return np.where(tiny, np.copysign(np.zeros((), dtype=r.dtype), r), r).astype(r.dtype)
+
+
+def _round_bits(q: Fraction, bits: int, mode: str, neg: bool) -> Fraction:
+    """``q > 0`` rounded to ``bits`` significant bits (no exponent range)."""
+    e = q.numerator.bit_length() - q.denominator.bit_length()
+    if Fraction(2) ** e > q:
+        e -= 1
+    scale = Fraction(2) ** (bits - 1 - e)
+    x = q * scale
+    n = x.numerator // x.denominator
+    rem = x - n
+    if rem:
+        if mode == "rn":
+            n += 1 if rem > Fraction(1, 2) or (rem == Fraction(1, 2) and n % 2) else 0
+        elif mode == ("rm" if neg else "rp"):
+            n += 1
+    return n / scale
+
+
+def fix_zero_sign(r: np.ndarray, x: np.ndarray, y: np.ndarray, mode: str) -> np.ndarray:
+    """Zero results of a sum ``x + y`` computed exactly (``x`` may be a product whose
+    zero-ness and sign are all that matter here): IEEE 754 gives the common sign of
+    two zeros of one sign, and otherwise +0, or -0 in ``rm``, for an exact zero."""
+    r = np.asarray(r)
+    x, y = np.broadcast_arrays(np.asarray(x), np.asarray(y))
+    zero = r == 0
+    if not np.any(zero):
+        return r
+    exact = zero & (x == -y)  # cancellation, or two zeros
+    both_zero = (x == 0) & (y == 0)
+    same = both_zero & (np.signbit(x) == np.signbit(y))
+    neg = np.where(same, np.signbit(x), mode == "rm")
+    fixed = np.where(neg, -0.0, 0.0).astype(r.dtype)
+    return np.where(exact, fixed, r).astype(r.dtype)

@@ -26,6 +26,7 @@ from ptxopt.sim.program import FuncInfo, Program, build_program, type_bytes, var
 from ptxopt.sim.values import TYPES
 
 Dim = int | tuple[int, ...] | list[int]
+ALLOCA_BYTES = 4096  # per-thread memory for alloca in kernels that use it
 
 
 @dataclass(slots=True)
@@ -95,6 +96,8 @@ def compile_module(ptx: str | Module, filename: str = "<input>") -> Compiled:
     # offsets for shared/local and the list of global-space variables
     gaddr = 0
     for name, v in decls:
+        if v.type in (".texref", ".samplerref", ".surfref"):
+            continue  # only the texture/surface instructions use them, and they are refused
         size, align = var_size(v)
         if v.space == ".shared":
             if v.dims and v.dims[-1] is None or (".extern" in v.linkage and size == 0):
@@ -285,6 +288,10 @@ def launch(
     # -- batching
     stack, _rec = _stack_bytes(prog, entry, stack_bytes)
     local_bytes = comp.local_static + stack
+    # alloca takes memory from the top of each thread's local memory, growing down
+    if any(ins.opcode == "alloca" for ins in prog.instrs):
+        mem.alloca_floor = (local_bytes + 15) // 16 * 16
+        local_bytes = mem.alloca_floor + ALLOCA_BYTES
     shared_total = (
         comp.dynamic_shared_offset + shared_bytes
         if shared_bytes

@@ -25,10 +25,13 @@ warp is runnable, satisfied barriers are released; if none can be, the launch is
 deadlocked and a :class:`SimError` names the barrier.
 
 Differences from independent thread scheduling (sm_70+): threads of one warp never
-interleave except at the reconvergence points above; a warp-synchronous operation
-(``bar.sync``, ``shfl.sync``, ``vote.sync`` ...) reached by only part of the warp's
-non-exited lanes is reported as an error instead of waiting for the other lanes
-(programs that rely on ITS to make such code work are rejected, never run wrongly);
+interleave except at the reconvergence points above.  A warp-synchronous operation
+(``bar.warp.sync``, ``shfl.sync``, ``vote.sync`` ...) reached by only part of the lanes
+its membermask names lets the other side of the divergent branch run first when that
+side has not started a warp-level op (its lanes exit or reconverge, and the op then
+waits only for the named lanes that have not exited, as the ISA says); otherwise it is
+reported as an error instead of waiting (programs that rely on ITS to make such code
+work are rejected, never run wrongly);
 spin loops that wait for another warp of the same CTA to make progress may livelock
 (the step budget reports it).
 """
@@ -79,7 +82,7 @@ class Stats:
 
 @dataclass(slots=True)
 class Violation:
-    """A value claimed warp-uniform that was written with differing bits."""
+    """A value claimed warp-uniform that was written, or read, with differing bits."""
 
     function: str
     register: str
@@ -136,6 +139,15 @@ class Registers(dict[str, np.ndarray]):
         arr = np.zeros(self.n, dtype=dt)
         self[key] = arr
         return arr
+
+
+class _Deferred(Exception):
+    """Raised by :meth:`Machine.check_members` for the warps (``rows`` of the op's
+    warp group) that must let other paths run before a ``.sync`` op."""
+
+    def __init__(self, rows: np.ndarray) -> None:
+        super().__init__("deferred")
+        self.rows = rows
 
 
 class Op:
@@ -209,6 +221,8 @@ class Machine:
         self.clock = 0
         # frames
         self.fp = np.full(T, local_static, dtype=np.int64)
+        # alloca's stack pointer: a local address, growing down from the top
+        self.stack_top = np.full(T, mem.local_stride, dtype=np.int64)
         self.cdepth = np.zeros(T, dtype=np.int64)
         self.saves: dict[str, np.ndarray] = {}
         # SIMT stacks
@@ -355,10 +369,10 @@ class Machine:
             return
         self._check_uniform(name, tids, pc, short, "")
 
-    def check_joins(self, pc: int, tids: np.ndarray) -> None:
-        """Phi claims: the register holds one value per warp on arrival at ``pc``."""
-        assert self.claims is not None
-        for reg, var, label in self.claims.joins[pc]:
+    def check_at(self, checks: list[tuple[str, str, str]], pc: int, tids: np.ndarray) -> None:
+        """Phi and read claims: each register holds one value per warp in the lanes
+        ``tids`` that reach ``pc``."""
+        for reg, var, label in checks:
             self._check_uniform(reg, tids, pc, var, label)
 
     def _check_uniform(self, name: str, tids: np.ndarray, pc: int, short: str, value: str) -> None:
@@ -408,7 +422,8 @@ class Machine:
         code = self.code
         stats = self.stats
         steps = 0
-        joins = self.claims.joins if self.claims is not None and self.claims.joins else None
+        at_pc = self.claims.at_pc() if self.claims is not None else {}
+        checks = at_pc or None
         while True:
             if self.together:
                 G = self.all_warps
@@ -441,7 +456,7 @@ class Machine:
             op = code[pc]
             if (
                 op.lanewise
-                and joins is None
+                and checks is None
                 and not (is_all and self._full)
                 and 4 * len(G) >= self.NW
             ):
@@ -471,8 +486,8 @@ class Machine:
                 tids = t[self.active[t]]
                 sel = tids
             stats.warp_instructions += len(G)
-            if joins is not None and pc in joins:
-                self.check_joins(pc, tids)
+            if checks is not None and pc in at_pc:
+                self.check_at(at_pc[pc], pc, tids)
             if op.guard is not None:
                 g = self.R[op.guard][sel]
                 if op.guard_neg:
@@ -489,8 +504,8 @@ class Machine:
                         op.fn(self, sel, tids)  # type: ignore[misc]
                     self.advance(G, pc)
                 elif kind == "warp":
-                    self.run_warp_op(op, G, tids, sel, pc)
-                    self.advance(G, pc)
+                    done = self.run_warp_op(op, G, tids, sel, pc)
+                    self.advance(done, pc)
                 else:
                     getattr(self, "op_" + kind)(op, G, tids, pc)
             except SimError:
@@ -896,31 +911,46 @@ class Machine:
                         self.R[reg][sel] = sv[self.cdepth[sel], sel]
 
     # -- warp-level operations ---------------------------------------------------------
-    def run_warp_op(self, op: Op, G: np.ndarray, tids: np.ndarray, sel: Any, pc: int) -> None:
-        lanes = np.zeros(len(G) * W, dtype=bool)
-        if isinstance(sel, slice):
-            lanes[:] = True
-            lanes &= self.active[self.warp_threads(G)]
-        else:
-            pos = self.positions(G, tids)
-            lanes[pos] = True
+    def run_warp_op(self, op: Op, G: np.ndarray, tids: np.ndarray, sel: Any, pc: int) -> np.ndarray:
+        """Run a warp-level op for warps ``G``; return the warps that executed it
+        (warps that must first let other lanes of their membermask run are deferred,
+        see :meth:`check_members`)."""
         assert op.fn is not None
-        op.fn(self, G, lanes.reshape(-1, W), tids, pc)
+        while True:
+            lanes = np.zeros(len(G) * W, dtype=bool)
+            if isinstance(sel, slice):
+                lanes[:] = True
+                lanes &= self.active[self.warp_threads(G)]
+            else:
+                lanes[self.positions(G, tids)] = True
+            try:
+                op.fn(self, G, lanes.reshape(-1, W), tids, pc)
+                return G
+            except _Deferred as e:
+                self._defer(G[e.rows], pc)
+                G = G[~e.rows]
+                if not len(G):
+                    return G
+                t = self.warp_threads(G)
+                tids = t[self.active[t]]
+                if op.guard is not None:
+                    g = self.R[op.guard][tids]
+                    tids = tids[~g if op.guard_neg else g]
+                sel = tids
 
     def check_members(self, op: Op, G: np.ndarray, lanes: np.ndarray, member: np.ndarray) -> None:
         """``member`` (g, 32) bool: lanes named by membermask.  Every executing lane
-        must be named, and every named non-exited lane must be executing."""
+        must be named, and every named non-exited lane must be executing.
+
+        A ``.sync`` instruction waits for the named lanes that have not exited (PTX
+        ISA 9.0, section 9.7.13): when the missing lanes of a warp belong to the other
+        side of a divergent branch that has not run yet (the stack entry below, with
+        the same reconvergence point, not itself stopped at a warp-level op), the
+        warp is deferred - that side runs first, and its lanes either exit or
+        reconverge - instead of failing."""
         exited = np.asarray(self.exited[self.warp_threads(G)]).reshape(-1, W)
         missing = member & ~exited & ~lanes & np.asarray(np.any(lanes, axis=1))[:, None]
         notin = lanes & ~member
-        if missing.any():
-            w, ln = (int(x) for x in np.argwhere(missing)[0])
-            raise SimError(
-                op.ins.span,
-                f"'{op.ins.name}': membermask names lane {ln} of warp {int(G[w]) % self.wpc} "
-                "which is not executing this instruction (divergent warp-synchronous op; the "
-                "interpreter reconverges at post-dominators and does not wait for it)",
-            )
         if notin.any():
             w, ln = np.argwhere(notin)[0]
             raise SimError(
@@ -928,6 +958,50 @@ class Machine:
                 f"'{op.ins.name}': executing lane {int(ln)} of warp "
                 f"{int(G[w]) % self.wpc} is not in membermask (undefined)",
             )
+        rows = missing.any(1)
+        if not rows.any():
+            return
+        can = self._can_defer(G, missing)
+        stuck = rows & ~can
+        if stuck.any():
+            w, ln = (int(x) for x in np.argwhere(missing & stuck[:, None])[0])
+            raise SimError(
+                op.ins.span,
+                f"'{op.ins.name}': membermask names lane {ln} of warp {int(G[w]) % self.wpc} "
+                "which is not executing this instruction (divergent warp-synchronous op; the "
+                "interpreter reconverges at post-dominators and does not wait for it)",
+            )
+        raise _Deferred(rows)
+
+    def _can_defer(self, G: np.ndarray, missing: np.ndarray) -> np.ndarray:
+        """Per warp of ``G``: the stack entry below the top is a sibling path (same
+        reconvergence pc) holding some ``missing`` lane whose next instruction is not a
+        warp-level op (two paths waiting for each other are an error)."""
+        top = self.sp[G] - 1
+        below = top - 1
+        ok = below >= 0
+        b = np.maximum(below, 0)
+        ok &= self.stk_kind[G, b] == NORMAL
+        ok &= self.stk_rpc[G, b] == self.stk_rpc[G, top]
+        ok &= (pack_mask(missing) & self.stk_mask[G, b]) != 0
+        nxt = self.stk_pc[G, b]
+        ok &= np.array([self.code[int(p)].kind != "warp" for p in nxt], dtype=bool)
+        return np.asarray(ok)
+
+    def _defer(self, D: np.ndarray, pc: int) -> None:
+        """Swap the top two stack entries of warps ``D`` (stopped at ``pc``)."""
+        self.together = False
+        self._full = False
+        top = self.sp[D] - 1
+        below = top - 1
+        self.stk_pc[D, top] = pc
+        for arr in (self.stk_pc, self.stk_rpc, self.stk_mask, self.stk_kind):
+            a, b = arr[D, top].copy(), arr[D, below].copy()
+            arr[D, top], arr[D, below] = b, a
+        self.pc[D] = self.stk_pc[D, top]
+        tt = self.warp_threads(D)
+        self.active[tt] = unpack_mask(self.stk_mask[D, top]).ravel() & ~self.exited[tt]
+        self.settle(D)
 
     # -- barriers ----------------------------------------------------------------------
     def op_bar(self, op: Op, G: np.ndarray, tids: np.ndarray, pc: int) -> None:

@@ -65,6 +65,7 @@ class Memory:
         self.shared_stride = 0
         self.local = np.zeros(16, dtype=np.uint8)
         self.local_stride = 0
+        self.alloca_floor = 0  # local offset below which alloca may not grow
         self.kparams = np.zeros(16, dtype=np.uint8)
         self.threads_per_cta = 1
         self.describe: Callable[[int], str] = str

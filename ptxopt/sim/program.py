@@ -2,8 +2,9 @@
 
 Every function body is flattened into one program-wide instruction array (a global
 ``pc`` space shared by all functions so that calls are jumps).  Nested ``{ }`` scopes
-are resolved here: each register and each scope-local variable (``.param`` call
-slots, ``.local`` arrays) gets a unique name, so shadowing needs no run-time work.
+are resolved here: each register, scope-local variable (``.param`` call slots,
+``.local`` and ``.shared`` arrays), label and branch-target table gets a unique key,
+so shadowing needs no run-time work and a branch reaches the label its block sees.
 
 For each function the basic blocks and their successors are built, the
 post-dominator tree is computed (:mod:`ptxopt.analysis.postdominators`, with a
@@ -39,12 +40,15 @@ from ptxopt.ptx.ast import (
     ParenList,
     Reg,
     RegDecl,
+    RegImm,
     Scope,
+    Sel,
     Stmt,
     Sym,
     VarDecl,
     Vec,
 )
+from ptxopt.ptx.parser import range_lookup
 from ptxopt.sim.errors import SimError
 
 TYPE_BITS: dict[str, int] = {
@@ -157,48 +161,80 @@ def _param_size(p: object) -> tuple[int, int]:
 
 
 class _Flattener:
+    """Scoped names of one function body resolved to unique keys.
+
+    A block's labels and branch-target tables are visible in the whole block (a
+    branch may jump ahead), its registers and variables from their declaration on;
+    lookups go from the innermost block outwards.  Names of the body itself keep
+    their spelling (registers get the function name as prefix), names of nested
+    blocks get ``#n`` with the block's number, so a label of a nested block can
+    never be reached from outside it.
+    """
+
     def __init__(self, prog: Program, info: FuncInfo) -> None:
         self.prog = prog
         self.info = info
         self.scopes: list[dict[str, str]] = []
+        self.ranges: list[dict[str, tuple[int, str]]] = []  # per scope: stem -> (count, type)
+        self.suffixes: list[str] = []
         self.nscope = 0
         self.frame_vars: list[VarInfo] = []
+        self.ret_stores: list[Instr] = []
 
     def lookup(self, name: str) -> str:
-        for sc in reversed(self.scopes):
+        for k in range(len(self.scopes) - 1, -1, -1):
+            sc = self.scopes[k]
             if name in sc:
                 return sc[name]
-        # PTX ranges %r<N> are declared as %r0..%r{N-1}; resolved at declaration time
+            ranges = self.ranges[k]
+            if ranges:
+                t = range_lookup(ranges, name)
+                if t is not None:
+                    # a register of a range %r<N>: allocated on first use
+                    u = f"{self.info.name}::{name}{self.suffixes[k]}"
+                    sc[name] = u
+                    self.info.regs[u] = t
+                    return u
         return name
+
+    def suffix(self) -> str:
+        return self.suffixes[-1]
+
+    def declare_labels(self, stmts: list[Stmt]) -> None:
+        sc = self.scopes[-1]
+        suffix = self.suffix()
+        for s in stmts:
+            if isinstance(s, Label | BranchTargets):
+                if s.name in sc:
+                    raise SimError(s.span, f"label {s.name!r} defined twice in one block")
+                sc[s.name] = s.name + suffix
 
     def declare_regs(self, d: RegDecl) -> None:
         sc = self.scopes[-1]
-        suffix = "" if len(self.scopes) == 1 else f"#{self.nscope}"
+        suffix = self.suffix()
         fname = self.info.name
+        if d.vector:
+            raise SimError(d.span, f"vector register declarations ({d.vector}) are unsupported")
         for nm, cnt in d.names:
-            names = [nm] if cnt is None else [f"{nm}{i}" for i in range(cnt)]
-            for n in names:
-                u = f"{fname}::{n}{suffix}"
-                sc[n] = u
-                t = d.type
-                if d.vector:
-                    raise SimError(
-                        d.span, f"vector register declarations ({d.vector}) are unsupported"
-                    )
-                self.info.regs[u] = t
+            if cnt is not None:
+                self.ranges[-1][nm] = (cnt, d.type)
+                continue
+            u = f"{fname}::{nm}{suffix}"
+            sc[nm] = u
+            self.info.regs[u] = d.type
 
     def declare_var(self, v: VarDecl) -> None:
         size, align = var_size(v)
         sc = self.scopes[-1]
         if v.space in (".local", ".param"):
-            u = v.name if len(self.scopes) == 1 else f"{v.name}#{self.nscope}"
+            u = v.name + self.suffix()
             sc[v.name] = u
             vi = VarInfo(u, v.space, size, align, decl=v)
             self.info.vars[u] = vi
             self.frame_vars.append(vi)
         elif v.space in (".shared", ".global", ".const"):
             # function-scope static variables behave like module variables
-            u = f"{self.info.name}::{v.name}"
+            u = f"{self.info.name}::{v.name}{self.suffix()}"
             sc[v.name] = u
             self.info.vars[u] = VarInfo(u, v.space, size, align, decl=v)
         else:
@@ -215,28 +251,131 @@ class _Flattener:
             r = self.operand(op.operand)
             assert isinstance(r, Reg)
             return Not(r)
+        if isinstance(op, Sel):
+            r = self.operand(op.reg)
+            assert isinstance(r, Reg)
+            return Sel(r, op.sel, op.neg)
+        if isinstance(op, RegImm):
+            r = self.operand(op.reg)
+            assert isinstance(r, Reg)
+            return RegImm(r, op.offset)
         if isinstance(op, Vec):
             return Vec(tuple(self.operand(e) for e in op.elems))
         if isinstance(op, Pair):
             return Pair(self.operand(op.first), self.operand(op.second))
         if isinstance(op, Addr):
             base = self.operand(op.base) if op.base is not None else None
-            return Addr(base, op.offset, tuple(self.operand(e) for e in op.extra))
+            return Addr(base, op.offset, tuple(self.operand(e) for e in op.extra), op.plus_zero)
         if isinstance(op, ParenList):
             return ParenList(tuple(self.operand(e) for e in op.items))
         return op
 
+    def reg_params(self, fn: Function) -> None:
+        """``.reg`` parameters live in registers of the callee; they are passed through
+        frame slots like ``.param`` ones: loaded into their registers on entry and
+        stored from them before each ``ret`` (see :meth:`emit`)."""
+        regs = [p for p in fn.params + fn.rets if p.space == ".reg"]
+        if not regs:
+            return
+        self.scopes.append({})
+        self.ranges.append({})
+        self.suffixes.append("")
+        for p in regs:
+            if p.type == ".pred":
+                raise SimError(p.span, ".reg .pred parameters are unsupported")
+            u = f"{self.info.name}::{p.name}"
+            self.scopes[0][p.name] = u
+            self.info.regs[u] = p.type
+        for p in fn.params:
+            if p.space == ".reg":
+                bits = f".b{type_bytes(p.type) * 8}"
+                self.emit_raw(
+                    Instr(
+                        "ld",
+                        (".param", bits),
+                        [Reg(f"{self.info.name}::{p.name}"), Addr(Sym(_slot_name(p)))],
+                        span=p.span,
+                    )
+                )
+        self.ret_stores = [
+            Instr(
+                "st",
+                (".param", f".b{type_bytes(p.type) * 8}"),
+                [Addr(Sym(_slot_name(p))), Reg(f"{self.info.name}::{p.name}")],
+                span=p.span,
+            )
+            for p in fn.rets
+            if p.space == ".reg"
+        ]
+
+    def emit_raw(self, ins: Instr) -> None:
+        self.prog.instrs.append(ins)
+        self.prog.owner.append(self.info)
+
+    def emit(self, ins: Instr) -> None:
+        """Append ``ins`` (operands already resolved); a call passing registers to
+        ``.reg`` parameters goes through frame slots of the caller."""
+        if ins.opcode == "ret" and self.ret_stores:
+            for st in self.ret_stores:
+                self.emit_raw(
+                    Instr(st.opcode, st.mods, st.operands, ins.pred, ins.pred_neg, ins.span)
+                )
+        if ins.opcode != "call" or not any(
+            isinstance(o, ParenList) and any(not isinstance(e, Sym) for e in o.items)
+            for o in ins.operands
+        ):
+            self.emit_raw(ins)
+            return
+        ops = list(ins.operands)
+        target = next(o for o in ops if not isinstance(o, ParenList))
+        try:
+            callee = self.prog.module.function(target.name) if isinstance(target, Sym) else None
+        except KeyError:
+            callee = None
+        if callee is None:
+            raise SimError(ins.span, "registers passed to an unknown or indirect callee")
+        after: list[Instr] = []
+        for k, o in enumerate(ops):
+            if not isinstance(o, ParenList):
+                continue
+            is_ret = k == 0 and len(ops) > 1
+            formals = callee.rets if is_ret else callee.params
+            items = []
+            for j, e in enumerate(o.items):
+                if isinstance(e, Sym) or j >= len(formals):
+                    items.append(e)
+                    continue
+                nbytes = type_bytes(formals[j].type)
+                bits = (f".b{nbytes * 8}",)
+                name = f"%callslot#{len(self.frame_vars)}"
+                vi = VarInfo(name, ".param", nbytes, nbytes)
+                self.info.vars[name] = vi
+                self.frame_vars.append(vi)
+                slot = Addr(Sym(name))
+                items.append(Sym(name))
+                if is_ret:
+                    after.append(Instr("ld", (".param", *bits), [e, slot], span=ins.span))
+                else:
+                    st = Instr("st", (".param", *bits), [slot, e], ins.pred, ins.pred_neg, ins.span)
+                    self.emit_raw(st)
+            ops[k] = ParenList(tuple(items))
+        self.emit_raw(Instr(ins.opcode, ins.mods, ops, ins.pred, ins.pred_neg, ins.span))
+        for a in after:
+            self.emit_raw(Instr(a.opcode, a.mods, a.operands, ins.pred, ins.pred_neg, ins.span))
+
     def body(self, stmts: list[Stmt], top: bool) -> None:
         self.scopes.append({})
+        self.ranges.append({})
         if not top:
             self.nscope += 1
+        self.suffixes.append("" if top else f"#{self.nscope}")
+        self.declare_labels(stmts)
         for s in stmts:
             if isinstance(s, RegDecl):
                 self.declare_regs(s)
             elif isinstance(s, VarDecl):
                 self.declare_var(s)
-        for s in stmts:
-            if isinstance(s, Instr):
+            elif isinstance(s, Instr):
                 pred = s.pred
                 if pred is not None:
                     r = self.operand(pred)
@@ -250,15 +389,27 @@ class _Flattener:
                     s.pred_neg,
                     s.span,
                 )
-                self.prog.instrs.append(ni)
-                self.prog.owner.append(self.info)
+                self.emit(ni)
             elif isinstance(s, Label):
-                self.info.labels[s.name] = len(self.prog.instrs)
+                self.info.labels[self.lookup(s.name)] = len(self.prog.instrs)
             elif isinstance(s, Scope):
                 self.body(s.body, False)
             elif isinstance(s, BranchTargets):
-                self.info.branch_tables[s.name] = list(s.labels)
+                self.info.branch_tables[self.lookup(s.name)] = [
+                    self.lookup(lab) for lab in s.labels
+                ]
         self.scopes.pop()
+        self.ranges.pop()
+        self.suffixes.pop()
+
+
+def _slot_name(p: object) -> str:
+    """The frame slot of a parameter: its own name, or for a ``.reg`` parameter a
+    name no PTX symbol can have (the register keeps the parameter's name)."""
+    from ptxopt.ptx.ast import Param
+
+    assert isinstance(p, Param)
+    return f"%regparam#{p.name}" if p.space == ".reg" else p.name
 
 
 def _layout_frame(info: FuncInfo, frame_vars: list[VarInfo]) -> None:
@@ -286,17 +437,16 @@ def build_program(module: Module) -> Program:
         space = ".kparam" if fn.is_entry else ".param"
         for p in fn.rets:
             size, align = _param_size(p)
-            vi = VarInfo(p.name, space, size, align)
+            vi = VarInfo(_slot_name(p), space, size, align)
             info.rets.append(vi)
-            info.vars[p.name] = vi
+            info.vars[vi.name] = vi
         for p in fn.params:
-            if p.space == ".reg":
-                raise SimError(p.span, "functions with .reg parameters are unsupported")
             size, align = _param_size(p)
-            vi = VarInfo(p.name, space, size, align)
+            vi = VarInfo(_slot_name(p), space, size, align)
             info.params.append(vi)
-            info.vars[p.name] = vi
+            info.vars[vi.name] = vi
         assert fn.body is not None
+        fl.reg_params(fn)
         fl.body(fn.body, True)
         # falling off the end of a body returns (an implicit, usually unreachable, ret)
         prog.instrs.append(Instr("ret", (), [], span=fn.span))

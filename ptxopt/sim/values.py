@@ -17,7 +17,7 @@ from typing import Any, NamedTuple
 
 import numpy as np
 
-from ptxopt.ptx.ast import Addr, Expr, Imm, Not, Operand, Reg, Sink, Span, Sym
+from ptxopt.ptx.ast import Addr, Expr, Imm, Not, Operand, Reg, RegImm, Sink, Span, Sym
 from ptxopt.sim.errors import SimError
 from ptxopt.sim.memory import FUNC_BASE
 
@@ -119,6 +119,14 @@ class Operands:
         if isinstance(op, Not):
             inner = self.read_reg(op.operand.name, ty, span)
             return lambda m, s: ~inner(m, s)
+        if isinstance(op, RegImm):
+            # register + constant: the sum wraps at the operand's width (as ptxas folds it)
+            if ty.kind == "p" or ty.size == 16:
+                raise SimError(span, f"unsupported operand {op}")
+            base = self.read_reg(op.reg.name, ty, span)
+            k = np.array(op.offset & ((1 << (8 * ty.size)) - 1), dtype=ty.ut)
+            ut, dt = ty.ut, ty.dt
+            return lambda m, s: (base(m, s).view(ut) + k).view(dt)
         if isinstance(op, Sym | Expr):
             addr = self.address_of(op, span)
             if ty.size == 8:

@@ -1,18 +1,29 @@
 """The shape every transformation pass has.
 
 A pass is a small class: a kebab-case ``name`` (its module carries the same name in
-snake_case), an optional ptxas ``phase`` number, ``knobs`` (name -> default value),
-``preserves`` (the analyses still valid after it changed something), and
-``run(func, am) -> changed``.
+snake_case), an optional ptxas ``phase`` number, ``knobs`` (a tuple of
+:class:`~ptxopt.knobs.Knob`, the spec's names and defaults), ``preserves`` (the
+analyses still valid after it changed something), and ``run(func, am) -> changed``.
 Passes register themselves in :data:`REGISTRY` with :func:`register`.
+
+The pipeline hands each instance the knob values (``self.options``, defaults filled
+in), the module being compiled (``self.module``, for the target architecture and
+module-level facts) and a counter for ``--stats`` (``self.stats``: what the pass did,
+e.g. ``copies propagated``).
 """
 
 from __future__ import annotations
 
-from typing import ClassVar
+from collections import Counter
+from dataclasses import replace
+from typing import TYPE_CHECKING, ClassVar
 
 from ptxopt.analysis.manager import AnalysisManager
 from ptxopt.ir.core import Func
+from ptxopt.knobs import Knob
+
+if TYPE_CHECKING:
+    from ptxopt.ir.core import IRModule
 
 
 class FunctionPass:
@@ -21,13 +32,26 @@ class FunctionPass:
     description: ClassVar[str] = ""
     # Analyses still valid after the pass changed something.  None: none are.
     preserves: ClassVar[frozenset[type] | None] = None
-    knobs: ClassVar[dict[str, object]] = {}
+    knobs: ClassVar[tuple[Knob, ...]] = ()
 
     def __init__(self, **options: object) -> None:
-        unknown = set(options) - set(self.knobs)
+        declared = {k.name: k for k in self.knobs}
+        unknown = set(options) - set(declared)
         if unknown:
             raise ValueError(f"pass '{self.name}' has no knob {sorted(unknown)[0]!r}")
-        self.options = {**self.knobs, **options}
+        self.options: dict[str, object] = {k.name: k.default for k in self.knobs}
+        self.options.update(options)
+        self.module: IRModule | None = None
+        self.stats: Counter[str] = Counter()
+
+    def knob(self, name: str) -> object:
+        """The value of one of this pass's knobs."""
+        return self.options[name]
+
+    @property
+    def arch(self) -> str | None:
+        """The target (``sm_90a``) of the module being compiled, if known."""
+        return self.module.arch if self.module is not None else None
 
     def run(self, func: Func, am: AnalysisManager) -> bool:  # pragma: no cover - abstract
         raise NotImplementedError
@@ -39,5 +63,7 @@ REGISTRY: dict[str, type[FunctionPass]] = {}
 def register(cls: type[FunctionPass]) -> type[FunctionPass]:
     if not cls.name:
         raise ValueError(f"{cls.__name__} has no name")
+    # a knob declared by a pass is owned by it unless it says otherwise
+    cls.knobs = tuple(k if k.owner else replace(k, owner=cls.name) for k in cls.knobs)
     REGISTRY[cls.name] = cls
     return cls

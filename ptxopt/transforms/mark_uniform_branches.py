@@ -28,6 +28,9 @@ def run(func: Func, am: AnalysisManager) -> bool:
         assert t is not None and t.info is not None
         if t.info.name != "bra" or ".uni" in t.ast.mods or div.branch_divergent(b.index):
             continue
+        # ``.uni`` promises one guard value per warp, even where both targets coincide
+        if t.pred is not None and div.is_varying(t.pred):
+            continue
         t.ast = replace(t.ast, mods=(*t.ast.mods, ".uni"))
         changed = True
     return changed

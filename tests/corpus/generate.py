@@ -3,14 +3,18 @@
 
 Producers (each skipped with a message when its tool is missing):
   nvcc    cuda/src/*.cu  -> cuda/<src>.<cfg>.ptx for cfg in O3.sm90, O0.sm90, G.sm90, O3.sm75
-  triton  triton/kernels.py (triton 3.5.1) -> triton/<name>.ptx
+  cub     cub/src/*.cu (CUB from nvcc's own headers) -> cub/<src>.sm80.ptx, cub/<src>.sm90.ptx
+  cutlass CUTLASS examples (a checkout named by CUTLASS_DIR, at CUTLASS_COMMIT; nothing
+          of CUTLASS is stored here) -> cutlass/<name>.<arch>.ptx
+  triton  triton/kernels.py, triton/production.py (triton 3.5.1) -> triton/<name>.ptx
   numba   numba/kernels.py (numba-cuda 0.30.4, libNVVM 13.0.88 wheels) -> numba/<name>.ptx
   llvm    llvm/*.ll (llc from LLVM 14) -> llvm/<name>.sm75.ptx
 
 Every produced file is checked with `ptxas -arch=<.target of the file>`; a summary table
 is printed and manifest.json is rewritten (entries, parameters, launch descriptions).
 
-Usage: python3 tests/corpus/generate.py [--only nvcc,triton,numba,llvm] [--no-manifest]
+Usage: python3 tests/corpus/generate.py [--only nvcc,cub,cutlass,triton,numba,llvm]
+                                        [--no-manifest]
 """
 
 import argparse
@@ -41,7 +45,7 @@ NVCC_CONFIGS = [
 # .file/.debug_info) and Triton (line info) embed do not depend on where the repo lives.
 STAGE = "/tmp/ptxopt-corpus-src"
 
-TENSOR_CORE_RE = re.compile(r"\b(mma\.sync|wgmma|ldmatrix|cp\.async|mbarrier)\b")
+TENSOR_CORE_RE = re.compile(r"\b(mma\.sync|wgmma|ldmatrix|stmatrix|cp\.async|mbarrier)\b")
 
 
 def load_module(name, path):
@@ -90,7 +94,118 @@ def gen_nvcc():
     return out
 
 
+CUB_CONFIGS = [("sm80", ["-O3", "-arch=sm_80"]), ("sm90", ["-O3", "-arch=sm_90"])]
+
+
+def gen_cub():
+    """CUB device algorithms: each source calls the host dispatch so that nvcc
+    instantiates the kernels; only the PTX of the kernels is kept."""
+    out = []
+    if not os.path.exists(NVCC):
+        print("skip cub: nvcc not found")
+        return out
+    src_dir = os.path.join(HERE, "cub", "src")
+    for src in sorted(os.listdir(src_dir)):
+        if not src.endswith(".cu"):
+            continue
+        staged = stage(f"cub/src/{src}")
+        for cfg, flags in CUB_CONFIGS:
+            rel = f"cub/{src[:-3]}.{cfg}.ptx"
+            subprocess.run(
+                [NVCC, "-ptx", *flags, os.path.basename(staged), "-o", os.path.join(HERE, rel)],
+                check=True,
+                cwd=os.path.dirname(staged),
+            )
+            out.append((rel, "cub", f"nvcc {' '.join(flags)} (CUB from CUDA 13.0.88)"))
+    return out
+
+
+# CUTLASS examples compiled as they are in the CUTLASS repository (NVIDIA/cutlass at
+# CUTLASS_COMMIT); the sources are not part of this repository. name -> (example source,
+# -arch). The recipe is the examples' own CMake flags reduced to what -ptx needs.
+CUTLASS_COMMIT = "7107b05535f8977f5ecb9d01ee203205b1fd9bc4"
+CUTLASS_EXAMPLES = {
+    "hopper_ws_gemm.sm90a": (
+        "examples/48_hopper_warp_specialized_gemm/48_hopper_warp_specialized_gemm.cu",
+        "sm_90a",
+    ),
+    "hopper_fp8_gemm.sm90a": (
+        "examples/54_hopper_fp8_warp_specialized_gemm/54_hopper_fp8_warp_specialized_gemm.cu",
+        "sm_90a",
+    ),
+    "hopper_mixed_dtype_gemm.sm90a": (
+        "examples/55_hopper_mixed_dtype_gemm/55_hopper_mixed_dtype_gemm.cu",
+        "sm_90a",
+    ),
+    "ampere_tf32_gemm.sm80": (
+        "examples/14_ampere_tf32_tensorop_gemm/ampere_tf32_tensorop_gemm.cu",
+        "sm_80",
+    ),
+    "ampere_conv2d_fprop.sm80": (
+        "examples/16_ampere_tensorop_conv2dfprop/ampere_tensorop_conv2dfprop.cu",
+        "sm_80",
+    ),
+    "ampere_fmha.sm80": (
+        "examples/41_fused_multi_head_attention/fused_multihead_attention_fixed_seqlen.cu",
+        "sm_80",
+    ),
+}
+CUTLASS_FLAGS = ["-O3", "-std=c++17", "--expt-relaxed-constexpr", "-DNDEBUG"]
+CUTLASS_INCLUDES = ["include", "tools/util/include", "examples/common"]
+
+
+def curand_include():
+    """Directory holding curand_kernel.h (CUTLASS's device-side random fill needs it):
+    CURAND_INCLUDE, the CUDA toolkit, or PyPI's nvidia-curand wheel."""
+    cands = [os.environ.get("CURAND_INCLUDE", "")]
+    cands.append(os.path.join(os.path.dirname(os.path.dirname(os.path.realpath(NVCC))), "include"))
+    spec = importlib.util.find_spec("nvidia")
+    for root in (spec.submodule_search_locations or []) if spec else []:
+        cands += [os.path.join(root, "cu13", "include"), os.path.join(root, "curand", "include")]
+    for c in cands:
+        if c and os.path.exists(os.path.join(c, "curand_kernel.h")):
+            return c
+    return None
+
+
+def gen_cutlass():
+    out = []
+    root = os.environ.get("CUTLASS_DIR")
+    if not root or not os.path.isdir(os.path.join(root, "include", "cutlass")):
+        print(f"skip cutlass: set CUTLASS_DIR to a checkout of NVIDIA/cutlass at {CUTLASS_COMMIT}")
+        return out
+    if not os.path.exists(NVCC):
+        print("skip cutlass: nvcc not found")
+        return out
+    head = subprocess.run(
+        ["git", "-C", root, "rev-parse", "HEAD"], capture_output=True, text=True
+    ).stdout.strip()
+    if head and head != CUTLASS_COMMIT:
+        print(f"note: corpus was made from CUTLASS {CUTLASS_COMMIT}, CUTLASS_DIR is at {head}")
+    curand = curand_include()
+    if curand is None:
+        print("skip cutlass: curand_kernel.h not found (pip install nvidia-curand)")
+        return out
+    includes = [f"-I{d}" for d in CUTLASS_INCLUDES] + [f"-I{curand}"]
+    os.makedirs(os.path.join(HERE, "cutlass"), exist_ok=True)
+    for name, (src, arch) in CUTLASS_EXAMPLES.items():
+        rel = f"cutlass/{name}.ptx"
+        flags = [*CUTLASS_FLAGS, f"-arch={arch}"]
+        print(f"   {rel} <- {src}", flush=True)
+        r = subprocess.run(
+            [NVCC, "-ptx", *flags, *includes, src, "-o", os.path.join(HERE, rel)],
+            cwd=root,
+            capture_output=True,
+            text=True,
+        )
+        if r.returncode != 0:  # CUTLASS's warnings are only shown when the build fails
+            sys.exit(f"nvcc failed on {src}:\n{r.stderr}")
+        out.append((rel, "cutlass", f"nvcc {' '.join(flags)} CUTLASS {CUTLASS_COMMIT[:10]} {src}"))
+    return out
+
+
 TRITON_SHARED: dict = {}
+TRITON_MODULES = ["kernels.py", "production.py"]
 
 
 def gen_triton():
@@ -109,8 +224,11 @@ def gen_triton():
         print(f"note: corpus was made with triton 3.5.1, found {triton.__version__}")
     # assemble with the reference ptxas so the emitted .version is one it accepts
     os.environ.setdefault("TRITON_PTXAS_PATH", PTXAS)
-    kmod = load_module("corpus_triton_kernels", stage("triton/kernels.py"))
-    for name, spec in kmod.SPECS.items():
+    specs = {}
+    for src in TRITON_MODULES:
+        kmod = load_module(f"corpus_triton_{src[:-3]}", stage(f"triton/{src}"))
+        specs.update(kmod.SPECS)
+    for name, spec in specs.items():
         fn, sig, constexprs, arch, opts = spec[:5]
         attrs = spec[5] if len(spec) > 5 else None
         signature = dict(sig)
@@ -610,6 +728,28 @@ def other_launches():
                 "ref_tt_cumsum",
             )
         ],
+        **layer_norm_launches(),
+        # the ~44k-line unrolled kernel: 2 heads of 80 queries/keys, head dim 128
+        "triton/attention_fwd_fp32_ieee.sm80.ptx": [
+            L(
+                "attention_fwd",
+                [2, 2, 1],
+                32,
+                [
+                    arr("float32", 2 * 80 * 128, "random", 120, low=-1.0, high=1.0),
+                    arr("float32", 2 * 80 * 128, "random", 121, low=-1.0, high=1.0),
+                    arr("float32", 2 * 80 * 128, "random", 122, low=-1.0, high=1.0),
+                    arr("float32", 2 * 80 * 128),
+                    arr("float32", 2 * 80),
+                    sc("float32", 0.125),
+                    sc("int32", 80),
+                    NULL,
+                    NULL,
+                ],
+                "ref_tt_attention_fwd",
+                heavy=True,
+            )
+        ],
         "numba/scale_shift.sm75.ptx": [
             L(
                 None,
@@ -672,6 +812,52 @@ def other_launches():
     }
 
 
+def layer_norm_launches():
+    """Triton layer norm forward/backward: rows of n (a multiple of 16, as the
+    compile-time divisibility hint promises) inside rows of `stride` elements."""
+    out = {}
+    # file suffix -> (rows, block threads of the compiled num_warps, n, stride)
+    shapes = {
+        "fwd.sm80": (6, 128, 208, 224),
+        "fwd.sm90a": (4, 256, 1008, 1024),
+        "bwd.sm80": (6, 128, 208, 224),
+        "bwd.sm90a": (5, 128, 496, 512),
+    }
+    for k, (rows, block, n, stride) in shapes.items():
+        seed = 80 + 10 * len(out)
+        size = rows * stride
+        if k.startswith("fwd"):
+            args = [
+                arr("float32", size, "random", seed, low=-2.0, high=2.0),
+                arr("float32", size),
+                arr("float32", n, "random", seed + 1, low=0.5, high=1.5),
+                arr("float32", n, "random", seed + 2, low=-1.0, high=1.0),
+                arr("float32", rows),
+                arr("float32", rows),
+                sc("int32", stride),
+                sc("int32", n),
+                sc("float32", 1e-5),
+            ]
+        else:
+            args = [
+                arr("float32", size, "random", seed, low=-2.0, high=2.0),
+                arr("float32", size, "random", seed + 1, low=-1.0, high=1.0),
+                arr("float32", size),
+                arr("float32", n, "random", seed + 2, low=0.5, high=1.5),
+                arr("float32", rows, "random", seed + 3, low=-0.1, high=0.1),
+                arr("float32", rows, "random", seed + 4, low=0.5, high=2.0),
+                arr("float32", rows * n),
+                arr("float32", rows * n),
+                sc("int32", stride),
+                sc("int32", n),
+            ]
+        kernel = "layer_norm_" + k.split(".")[0]
+        out[f"triton/layer_norm_{k}.ptx"] = [
+            L(kernel, rows, block, args + [NULL, NULL], f"ref_tt_{kernel}")
+        ]
+    return out
+
+
 _SCALAR_WIDTH = {"int32": 32, "uint32": 32, "float32": 32, "int64": 64, "uint64": 64, "float64": 64}
 
 
@@ -700,13 +886,15 @@ def main():
     ap = argparse.ArgumentParser(
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
     )
-    ap.add_argument("--only", default="nvcc,triton,numba,llvm")
+    ap.add_argument("--only", default="nvcc,cub,cutlass,triton,numba,llvm")
     ap.add_argument("--no-manifest", action="store_true")
     a = ap.parse_args()
     todo = a.only.split(",")
     produced = []
     for name, fn in [
         ("nvcc", gen_nvcc),
+        ("cub", gen_cub),
+        ("cutlass", gen_cutlass),
         ("triton", gen_triton),
         ("numba", gen_numba),
         ("llvm", gen_llvm),

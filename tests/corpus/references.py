@@ -19,6 +19,9 @@ import numpy as np
 
 TOLERANCE = {
     "ref_tt_row_softmax": (1e-5, 1e-6),  # ex2.approx inside tl.exp
+    "ref_tt_layer_norm_fwd": (1e-5, 1e-5),  # tree-shaped sums, sqrt + division
+    "ref_tt_layer_norm_bwd": (1e-5, 1e-5),  # tree-shaped sums
+    "ref_tt_attention_fwd": (1e-5, 1e-5),  # ex2.approx, online softmax, FMA order
 }
 
 INT32_MIN = -(2**31)
@@ -532,6 +535,58 @@ def ref_tt_cumsum(args, launch=None):
     for s in range(0, n, 256):
         out[s : min(s + 256, n)] = np.cumsum(x[s : min(s + 256, n)], dtype=np.int32)
     return [x, out] + list(args[2:])
+
+
+def ref_tt_layer_norm_fwd(args, launch=None):
+    # tolerance (see TOLERANCE): Triton sums in a tree and divides; rows = grid size
+    x, y, w, b, mean, rstd, stride, n, eps = args[:9]
+    stride, n = int(stride), int(n)
+    rows = _dim(launch["grid"]) if launch else len(mean)
+    y, mean, rstd = y.copy(), mean.copy(), rstd.copy()
+    for r in range(rows):
+        v = x[r * stride : r * stride + n].astype(np.float64)
+        m = v.mean()
+        s = 1.0 / np.sqrt(((v - m) ** 2).mean() + float(eps))
+        mean[r], rstd[r] = m, s
+        y[r * stride : r * stride + n] = ((v - m) * s * w[:n] + b[:n]).astype(np.float32)
+    return [x, y, w, b, mean, rstd] + list(args[6:])
+
+
+def ref_tt_layer_norm_bwd(args, launch=None):
+    # tolerance (see TOLERANCE): Triton sums in a tree; rows = grid size
+    x, dy, dx, w, mean, rstd, dw_rows, db_rows, stride, n = args[:10]
+    stride, n = int(stride), int(n)
+    rows = _dim(launch["grid"]) if launch else len(mean)
+    dx, dw_rows, db_rows = dx.copy(), dw_rows.copy(), db_rows.copy()
+    for r in range(rows):
+        row = slice(r * stride, r * stride + n)
+        g = dy[row].astype(np.float64)
+        xhat = (x[row].astype(np.float64) - float(mean[r])) * float(rstd[r])
+        wdy = w[:n].astype(np.float64) * g
+        c1, c2 = (xhat * wdy).mean(), wdy.mean()
+        dx[row] = ((wdy - (xhat * c1 + c2)) * float(rstd[r])).astype(np.float32)
+        dw_rows[r * n : (r + 1) * n] = (g * xhat).astype(np.float32)
+        db_rows[r * n : (r + 1) * n] = dy[row]
+    return [x, dy, dx, w, mean, rstd, dw_rows, db_rows] + list(args[8:])
+
+
+def ref_tt_attention_fwd(args, launch=None):
+    # tolerance (see TOLERANCE): non-causal softmax(Q K^T * scale) V per head of
+    # [heads, seq_len, head_dim] tensors; L is the row's log2-sum-exp2 in the kernel's
+    # log2 domain (max + log2 of the sum)
+    q, k, v, o, lse, scale, seq_len = args[:7]
+    s_len = int(seq_len)
+    heads = lse.size // s_len
+    d = q.size // (heads * s_len)
+    shape = (heads, s_len, d)
+    qf, kf, vf = (a.reshape(shape).astype(np.float64) for a in (q, k, v))
+    s = qf @ kf.transpose(0, 2, 1) * float(scale) / np.log(2.0)
+    m = s.max(-1, keepdims=True)
+    p = np.exp2(s - m)
+    total = p.sum(-1, keepdims=True)
+    out = ((p / total) @ vf).astype(np.float32).reshape(-1)
+    lse_out = (m[..., 0] + np.log2(total[..., 0])).astype(np.float32).reshape(-1)
+    return [q, k, v, out, lse_out] + list(args[5:])
 
 
 # ----------------------------------------------------------------------------- numba

@@ -1,0 +1,1 @@
+"""Fuzzers: random kernels for differential testing of passes (``kernels.py``)."""

@@ -1,0 +1,949 @@
+"""Validation of a parsed module: reject what ptxas 13.0 rejects, accept what it accepts.
+
+One walk over the module, after parsing, raising :class:`PtxError` at the first
+problem (``file:line:col: error: ...``).  Checked, each with a test in
+``tests/test_validate.py`` and its rule in ``docs/validation.md``:
+
+* header: ``.version`` first and supported, ``.target`` next and known, the version
+  new enough for the target (the table ``_TARGET_MIN_VERSION`` was read off ptxas),
+  ``.address_size`` 32 or 64;
+* declarations: duplicate functions, registers (ranges included, without expanding
+  them), labels and parameters; symbols used but never declared;
+* instructions: modifiers, types and operands against the forms of
+  :mod:`ptxopt.ptx.forms` (modifiers as a set, types in order, as ptxas reads them);
+  registers against their declared types with the ISA's size-matched compatibility
+  rules, the relaxed rules of ``ld``/``st``/``cvt`` included; immediates against the
+  instruction type (integer literals for integer and bit types, floating-point
+  literals for floating-point types, ``0f``/``0d`` bit patterns for either);
+  ``cvt``'s rounding rules; instructions newer than the target.
+
+Matching a form is cached per spelling (``ld.global.v4.f32``), so the cost per
+instruction is a dictionary probe plus one check per operand.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+from ptxopt.ptx.ast import (
+    Addr,
+    BranchTargets,
+    DebugLoc,
+    Directive,
+    Expr,
+    Function,
+    Imm,
+    Instr,
+    Label,
+    Module,
+    Not,
+    Operand,
+    Pair,
+    Param,
+    ParenList,
+    PtxError,
+    RawStmt,
+    Reg,
+    RegDecl,
+    RegImm,
+    Scope,
+    Sink,
+    Span,
+    Stmt,
+    Sym,
+    VarDecl,
+    Vec,
+)
+from ptxopt.ptx.forms import EXTRA_MODIFIERS, FORMS, GROUPS, ISA_MODIFIERS
+from ptxopt.ptx.opcodes import STATE_SPACES, is_special_register, lookup, supported_opcodes
+from ptxopt.ptx.parser import deep_recursion, parse_number, range_lookup
+from ptxopt.ptx.types import TYPE_MODIFIERS, bit_width, is_bits, is_int, is_type
+
+__all__ = ["validate", "register_compatible"]
+
+# Lowest .version each target needs (read off ptxas 13.0.88).
+_TARGET_MIN_VERSION: dict[str, tuple[int, int]] = {
+    "sm_10": (1, 0), "sm_11": (1, 0), "sm_12": (1, 2), "sm_13": (1, 2),
+    "sm_20": (2, 0), "sm_21": (2, 0), "sm_30": (3, 0), "sm_32": (4, 0), "sm_35": (3, 1),
+    "sm_37": (4, 1), "sm_50": (4, 0), "sm_52": (4, 1), "sm_53": (4, 2), "sm_60": (5, 0),
+    "sm_61": (5, 0), "sm_62": (5, 0), "sm_70": (5, 1), "sm_72": (6, 1), "sm_75": (6, 3),
+    "sm_80": (7, 0), "sm_86": (7, 1), "sm_87": (7, 4), "sm_88": (7, 3), "sm_89": (7, 8),
+    "sm_90": (7, 8), "sm_90a": (8, 0), "sm_100": (8, 6), "sm_100a": (8, 6),
+    "sm_100f": (8, 8), "sm_101": (8, 6), "sm_101a": (8, 6), "sm_103": (8, 8),
+    "sm_103a": (8, 8), "sm_103f": (8, 8), "sm_110": (9, 0), "sm_110a": (9, 0),
+    "sm_110f": (9, 0), "sm_120": (8, 7), "sm_120a": (8, 7), "sm_120f": (8, 8),
+    "sm_121": (8, 8), "sm_121a": (8, 8), "sm_121f": (8, 8),
+}  # fmt: skip
+_TARGET_OPTIONS = frozenset({"texmode_unified", "texmode_independent", "debug", "map_f64_to_f32"})
+_MAX_VERSION = (9, 0)
+_SUPPORTED_VERSIONS = frozenset(
+    {(1, k) for k in range(6)}
+    | {(2, k) for k in range(4)}
+    | {(3, k) for k in range(3)}
+    | {(4, k) for k in range(4)}
+    | {(5, k) for k in range(2)}
+    | {(6, k) for k in range(6)}
+    | {(7, k) for k in range(9)}
+    | {(8, k) for k in range(9)}
+    | {(9, 0)}
+)
+
+# Instructions (head or head.first-modifier) that need a newer target: (sm, name).
+_MIN_SM: dict[str, int] = {
+    "redux": 80,
+    "cp.async": 80,
+    "mbarrier": 80,
+    "ldmatrix": 75,
+    "stmatrix": 90,
+    "elect": 90,
+    "wgmma": 90,
+    "setmaxnreg": 90,
+    "griddepcontrol": 90,
+    "mapa": 90,
+    "getctarank": 90,
+    "barrier.cluster": 90,
+    "tcgen05": 100,
+}
+_SUFFIXED_ONLY = frozenset({"wgmma", "setmaxnreg"})  # need the "a" feature set
+
+
+def _sm(arch: str) -> tuple[int, str]:
+    m = re.fullmatch(r"sm_(\d+)([af]?)", arch)
+    return (int(m.group(1)), m.group(2)) if m else (0, "")
+
+
+# ---------------------------------------------------------------------------
+# Type compatibility (PTX ISA "Operand Type Information"; checked against ptxas)
+
+_KIND_OF: dict[str, str] = {}
+for _t in TYPE_MODIFIERS:
+    _KIND_OF[_t] = (
+        "pred" if _t == ".pred" else "bits" if is_bits(_t) else "int" if is_int(_t) else "float"
+    )
+# A register declared .f16x2 behaves like a .b32 one in every check ptxas makes.
+_REG_KIND = dict(_KIND_OF)
+_REG_KIND[".f16x2"] = "bits"
+
+
+_COMPATIBLE: dict[tuple[str, str, bool], bool] = {}
+
+
+def _compatible(itype: str, rtype: str, relaxed: bool) -> bool:
+    """:func:`register_compatible`, memoized (a few dozen type pairs occur)."""
+    key = (itype, rtype, relaxed)
+    hit = _COMPATIBLE.get(key)
+    if hit is None:
+        hit = _COMPATIBLE[key] = register_compatible(itype, rtype, relaxed)
+    return hit
+
+
+def register_compatible(itype: str, rtype: str, relaxed: bool) -> bool:
+    """May a register declared ``rtype`` be an operand of an instruction of type
+    ``itype``?  The standard rule wants equal sizes (and no ``.f`` register for an
+    integer type, no ``.u``/``.s`` register for a float type); the relaxed rule of
+    ``ld``, ``st`` and ``cvt`` lets a bit or integer register be wider."""
+    if itype == ".pred" or rtype == ".pred":
+        return itype == rtype
+    ik = _KIND_OF.get(itype)
+    rk = _REG_KIND.get(rtype)
+    if ik is None or rk is None:
+        return True
+    iw, rw = bit_width(itype), bit_width(rtype)
+    if relaxed and rk != "float":
+        size_ok = rw >= iw
+    else:
+        size_ok = rw == iw
+    if not size_ok:
+        return False
+    if ik == "bits":
+        return True
+    if ik == "int":
+        return rk in ("bits", "int")
+    return rk in ("bits", "float")
+
+
+def immediate_compatible(itype: str, imm: Imm) -> bool:
+    """Integer literals go with integer, bit and predicate types; decimal
+    floating-point literals with float types; ``0f``/``0d`` with float and bit types."""
+    kind = _KIND_OF.get(itype)
+    if kind is None:
+        return True
+    if imm.kind == "int":
+        return kind != "float"
+    if imm.text.lstrip("-")[:2] in ("0f", "0F", "0d", "0D"):
+        return kind in ("float", "bits")
+    return kind == "float" or itype == ".b64"  # a double literal fills .b64 (measured)
+
+
+# ---------------------------------------------------------------------------
+# Forms
+
+
+@dataclass(frozen=True, slots=True)
+class _Form:
+    slots: tuple[tuple[frozenset[str], bool], ...]  # (alternatives, required)
+    types: tuple[frozenset[str], ...]
+    operands: tuple[str, ...]
+    optional_from: int  # operands from this index on are optional
+
+
+def _alternatives(text: str) -> frozenset[str]:
+    out: set[str] = set()
+    for alt in text.split("|"):
+        if alt.startswith("<") and alt.endswith(">"):
+            out.update(GROUPS[alt[1:-1]].split())
+        else:
+            out.add(alt)
+    return frozenset(out)
+
+
+_SEPARATOR = re.compile(r"(?<=\s):(?=\s)")
+
+
+def _compile(text: str) -> _Form:
+    mods_s, types_s, ops_s = (p.strip() for p in _SEPARATOR.split(f" {text} ", 2))
+    slots: list[tuple[frozenset[str], bool]] = []
+    for slot in mods_s.split():
+        if slot.startswith("["):
+            slots.append((_alternatives(slot[1:-1]), False))
+        else:
+            slots.append((_alternatives(slot), True))
+    types = tuple(
+        frozenset(t if t.startswith(".") else "." + t for t in _alternatives(ts))
+        for ts in types_s.split()
+    )
+    ops = ops_s.split()
+    opt = next((k for k, o in enumerate(ops) if o.endswith("?")), len(ops))
+    return _Form(tuple(slots), types, tuple(o.rstrip("?") for o in ops), opt)
+
+
+_FORMS: dict[str, list[_Form]] = {
+    head: [_compile(f) for f in forms] for head, forms in FORMS.items()
+}
+
+
+def _known_modifiers() -> frozenset[str]:
+    known: set[str] = set(TYPE_MODIFIERS) | set(STATE_SPACES) | set(EXTRA_MODIFIERS.split())
+    known.update(ISA_MODIFIERS.split())
+    for g in GROUPS.values():
+        known.update(g.split())
+    for forms in _FORMS.values():
+        for f in forms:
+            for alts, _req in f.slots:
+                for a in alts:
+                    known.update("." + p for p in a.split(".") if p)
+    for key in supported_opcodes():
+        known.update("." + p for p in key.split(".")[1:])
+    return frozenset(known)
+
+
+KNOWN_MODIFIERS = _known_modifiers()
+
+
+def _split_compound(mods: tuple[str, ...], form: _Form) -> list[str]:
+    """Modifiers of ``mods`` joined where a form slot names a compound (``.xorsign.abs``)."""
+    out = list(mods)
+    for alts, _req in form.slots:
+        for a in alts:
+            parts = ["." + p for p in a.split(".") if p]
+            if len(parts) > 1 and all(p in out for p in parts):
+                for p in parts:
+                    out.remove(p)
+                out.append(a)
+    return out
+
+
+def _match(form: _Form, mods: tuple[str, ...]) -> str | None:
+    """``None`` if the modifiers fit ``form``, else what is wrong."""
+    types = [m for m in mods if is_type(m)]
+    if ".pred" in types and len(types) > len(form.types):
+        types.remove(".pred")  # ptxas ignores a .pred beside another type (add.pred.s64)
+    others = _split_compound(tuple(m for m in mods if not is_type(m)), form)
+    if len(types) != len(form.types):
+        return "types"
+    for t, allowed in zip(types, form.types, strict=True):
+        if t not in allowed:
+            return "types"
+    used = [False] * len(form.slots)
+    for m in dict.fromkeys(others):  # a repeated modifier counts once
+        for k, (alts, _req) in enumerate(form.slots):
+            if not used[k] and m in alts:
+                used[k] = True
+                break
+        else:
+            return f"modifier '{m}'"
+    for k, (alts, req) in enumerate(form.slots):
+        if req and not used[k]:
+            return "missing " + "|".join(sorted(alts))
+    return None
+
+
+def _head_and_mods(ins: Instr) -> tuple[str, tuple[str, ...]]:
+    """The key of ``FORMS`` for ``ins`` and the modifiers left after it."""
+    if ins.opcode == "cvt" and ".pack" in ins.mods:
+        return "cvt.pack", ins.mods
+    if ins.mods:
+        two = f"{ins.opcode}{ins.mods[0]}"
+        if two in _FORMS:
+            rest = ins.mods[1:]
+            while rest[:1] == ins.mods[:1]:  # bar.sync.sync (measured: accepted)
+                rest = rest[1:]
+            return two, rest
+        if ins.opcode == "bar" and ins.mods[:2] == (".warp", ".sync"):
+            return "bar.warp.sync", ins.mods[2:]
+    return ins.opcode, ins.mods
+
+
+# ---------------------------------------------------------------------------
+# The walk
+
+
+class _Scope:
+    __slots__ = ("names", "ranges", "vars", "parent")
+
+    def __init__(self, parent: _Scope | None) -> None:
+        self.names: dict[str, str] = {}
+        self.vars: set[str] = set()
+        self.ranges: dict[str, tuple[int, str]] = {}
+        self.parent = parent
+
+    def lookup(self, name: str) -> str | None:
+        s: _Scope | None = self
+        while s is not None:
+            t = s.names.get(name)
+            if t is not None:
+                return t
+            if s.ranges:
+                t = range_lookup(s.ranges, name)
+                if t is not None:
+                    s.names[name] = t
+                    return t
+            s = s.parent
+        return None
+
+
+_SPECIAL_64 = frozenset({"%clock64", "%globaltimer", "%gridid"})
+
+
+def _special_type(name: str) -> str:
+    base = name.split(".")[0]
+    if base in _SPECIAL_64 or (base.startswith("%pm") and base.endswith("_64")):
+        return ".u64"
+    return ".u32"
+
+
+class Validator:
+    def __init__(self, mod: Module) -> None:
+        self.mod = mod
+        self.arch: tuple[int, str] = (0, "")
+        self.symbols: dict[str, str] = {}  # module symbol -> state space or "function"
+        self.locals: dict[str, str] = {}
+        self.address_size = 64
+        self.seen_locs: set[tuple[int, int, int]] = set()
+        self.functions: dict[str, Function] = {}
+        self.match_cache: dict[tuple[str, tuple[str, ...]], _Form | str] = {}
+
+    def error(self, span: Span | None, message: str) -> PtxError:
+        return PtxError(span, message)
+
+    # -- module ------------------------------------------------------------------
+
+    def run(self) -> None:
+        mod = self.mod
+        self.header()
+        defined: set[str] = set()
+        for it in mod.items:
+            if isinstance(it, VarDecl):
+                if it.name in self.symbols:
+                    raise self.error(it.span, f"duplicate definition of '{it.name}'")
+                self.variable(it)
+                self.symbols[it.name] = it.space
+            elif isinstance(it, Function):
+                if it.body is not None:
+                    if it.name in defined:
+                        raise self.error(it.span, f"duplicate definition of function '{it.name}'")
+                    defined.add(it.name)
+                self.symbols[it.name] = "function"
+                self.functions.setdefault(it.name, it)
+                for p in it.params + it.rets:
+                    self.parameter(p)
+            elif isinstance(it, Directive) and it.name == ".section":
+                for label in re.findall(r"^\s*([\w$]+):", it.text, re.M):
+                    self.symbols[label] = "label"
+        for it in mod.items:
+            if isinstance(it, Function) and it.body is not None:
+                self.function(it)
+
+    def header(self) -> None:
+        items = self.mod.items
+        first_span = items[0].span if items else Span(self.mod.filename, 1, 1)
+        heads = [it for it in items if isinstance(it, Directive) and it.name != ".file"]
+        if not heads or heads[0].name != ".version" or items[0] is not heads[0]:
+            raise self.error(first_span, "missing .version directive at the start of the file")
+        ver = heads[0]
+        major, minor = (int(x) for x in ver.text.split()[1].split("."))
+        if (major, minor) not in _SUPPORTED_VERSIONS:
+            raise self.error(ver.span, f"unsupported .version {major}.{minor} (at most 9.0)")
+        if len(heads) < 2 or heads[1].name != ".target":
+            raise self.error(ver.span, "missing .target directive after .version")
+        tgt = heads[1]
+        names = [t.strip() for t in tgt.text.split(None, 1)[1].split(",")]
+        arch = names[0]
+        lead = re.match(r"sm_\d+", arch)
+        if arch not in _TARGET_MIN_VERSION and lead and lead.group() in _TARGET_MIN_VERSION:
+            arch = lead.group()  # ptxas reads sm_75foo as sm_75 (measured)
+        if arch not in _TARGET_MIN_VERSION:
+            raise self.error(tgt.span, f"unsupported .target '{arch}'")
+        for opt in names[1:]:
+            if opt not in _TARGET_OPTIONS:
+                raise self.error(tgt.span, f"unsupported .target option '{opt}'")
+        if (major, minor) < _TARGET_MIN_VERSION[arch]:
+            raise self.error(tgt.span, f"PTX .version {major}.{minor} does not support {arch}")
+        self.arch = _sm(arch)
+        for it in items:
+            if isinstance(it, Directive) and it.name == ".address_size":
+                if it.text.split()[1] not in ("32", "64"):
+                    raise self.error(it.span, "address size must be 32 or 64")
+                self.address_size = int(it.text.split()[1])
+                if self.address_size == 32:
+                    raise self.error(it.span, "32-bit addressing is not supported by ptxas 13")
+            if isinstance(it, Directive) and it.name == ".version" and it is not ver:
+                raise self.error(it.span, "duplicate .version directive")
+
+    def variable(self, v: VarDecl) -> None:
+        if v.type not in _STORAGE_TYPES or v.type == ".pred" and v.space != ".reg":
+            raise self.error(v.span, f"variable '{v.name}' needs a type")
+        if "." in v.name:
+            raise self.error(v.span, f"'{v.name}' is not a variable name")
+        if v.align is not None and (v.align <= 0 or v.align & (v.align - 1)):
+            raise self.error(v.span, f"alignment {v.align} is not a power of two")
+        if v.vector and bit_width(v.type) * int(v.vector[2:]) > 128:
+            raise self.error(v.span, "a vector of more than 128 bits")
+        self.initializer(v)
+
+    def initializer(self, v: VarDecl) -> None:
+        """Literals of an initializer: in range, and no floating-point literal for an
+        integer variable."""
+        if v.init is None:
+            return
+        for lit in _LITERAL.findall(v.init):
+            try:
+                imm = parse_number(lit)
+            except ValueError as e:
+                raise self.error(v.span, f"{e} in the initializer of '{v.name}'") from None
+            if imm.kind != "int" and _KIND_OF.get(v.type) == "int":
+                raise self.error(v.span, f"'{lit}' does not fit the type {v.type} of '{v.name}'")
+
+    def parameter(self, p: Param) -> None:
+        if p.type not in _STORAGE_TYPES or p.type == ".pred" and p.space != ".reg":
+            raise self.error(p.span, f"parameter '{p.name}' needs a type")
+        if "." in p.name:
+            raise self.error(p.span, f"'{p.name}' is not a parameter name")
+        if p.align is not None and (p.align <= 0 or p.align & (p.align - 1)):
+            raise self.error(p.span, f"alignment {p.align} is not a power of two")
+
+    # -- functions ---------------------------------------------------------------
+
+    def function(self, fn: Function) -> None:
+        assert fn.body is not None
+        top = _Scope(None)
+        self.locals = {}
+        for p in fn.params + fn.rets:
+            if p.name in top.names or p.name in self.locals:
+                raise self.error(p.span, f"duplicate definition of parameter '{p.name}'")
+            if p.space == ".reg":
+                top.names[p.name] = p.type
+            else:
+                self.locals[p.name] = ".param::entry" if fn.is_entry else ".param::func"
+        labels: dict[str, Span | None] = {}
+        self.collect_labels(fn.body, labels)
+        self.labels = labels
+        self.body(fn.body, top)
+
+    def collect_labels(self, body: list[Stmt], labels: dict[str, Span | None]) -> None:
+        """Every label of the function (a label is scoped to its block: the same name
+        in sibling blocks is two labels, in one block an error)."""
+        here: set[str] = set()
+        for st in body:
+            t = type(st)
+            if t is Label or t is BranchTargets:
+                name = st.name  # type: ignore[union-attr]
+                if name in here:
+                    raise self.error(st.span, f"duplicate definition of label '{name}'")
+                here.add(name)
+                labels.setdefault(name, st.span)
+            elif t is RawStmt:
+                m = re.match(r"([\w$]+)\s*:", st.text)  # type: ignore[union-attr]
+                if m:
+                    labels[m.group(1)] = st.span
+            elif t is Scope:
+                self.collect_labels(st.body, labels)  # type: ignore[union-attr]
+
+    def declare(self, scope: _Scope, name: str, rtype: str, span: Span | None) -> None:
+        if name in scope.names or (scope.ranges and range_lookup(scope.ranges, name)):
+            raise self.error(span, f"duplicate definition of register '{name}'")
+        if name in self.labels:
+            raise self.error(self.labels[name], f"duplicate definition of label '{name}'")
+
+    def body(self, body: list[Stmt], scope: _Scope) -> None:
+        for st in body:
+            t = type(st)
+            if t is Instr:
+                self.instr(st, scope)  # type: ignore[arg-type]
+            elif t is RegDecl:
+                d: RegDecl = st  # type: ignore[assignment]
+                for name, count in d.names:
+                    if count is None:
+                        self.declare(scope, name, d.type, d.span)
+                        scope.names[name] = d.type
+                    else:
+                        if name in scope.ranges:
+                            raise self.error(d.span, f"duplicate definition of '{name}<{count}>'")
+                        for n in scope.names:
+                            if range_lookup({name: (count, "")}, n):
+                                raise self.error(d.span, f"duplicate definition of register '{n}'")
+                        scope.ranges[name] = (count, d.type)
+                if d.type not in _STORAGE_TYPES:
+                    raise self.error(d.span, f"'{d.type}' is not a register type")
+            elif t is VarDecl:
+                v: VarDecl = st  # type: ignore[assignment]
+                self.variable(v)
+                if v.name in scope.names or v.name in scope.vars:
+                    raise self.error(v.span, f"duplicate definition of '{v.name}'")
+                scope.vars.add(v.name)
+                self.locals[v.name] = v.space
+            elif t is Scope:
+                self.body(st.body, _Scope(scope))  # type: ignore[union-attr]
+            elif t is DebugLoc:
+                self.loc(st)  # type: ignore[arg-type]
+
+    def loc(self, loc: DebugLoc) -> None:
+        """An ``inlined_at`` must name a location of an earlier ``.loc``."""
+        m = _INLINED_AT.search(loc.extra)
+        if m is not None:
+            where = (int(m.group(1)), int(m.group(2)), int(m.group(3)))
+            if where not in self.seen_locs:
+                raise self.error(
+                    loc.span,
+                    f"source location {where[0]} {where[1]} {where[2]} of inlined_at "
+                    "is not used by a preceding .loc",
+                )
+        self.seen_locs.add((loc.file, loc.line, loc.col))
+
+    # -- instructions --------------------------------------------------------------
+
+    def form_of(self, ins: Instr) -> _Form | str | None:
+        head, mods = _head_and_mods(ins)
+        forms = _FORMS.get(head)
+        key = (head, mods)
+        hit = self.match_cache.get(key)
+        if hit is not None:
+            return hit
+        if forms is None:
+            for m in mods:
+                if m not in KNOWN_MODIFIERS:
+                    return f"unknown modifier '{m}' in '{ins.name}'"
+            return None
+        seen: set[str] = set()
+        for m in mods:
+            if m not in KNOWN_MODIFIERS:
+                res: _Form | str = f"unknown modifier '{m}' in '{ins.name}'"
+                self.match_cache[key] = res
+                return res
+            if m in seen and m in _ONCE:
+                res = f"modifier '{m}' given twice in '{ins.name}'"
+                self.match_cache[key] = res
+                return res
+            seen.add(m)
+        problems = []
+        for f in forms:
+            why = _match(f, mods)
+            if why is None:
+                self.match_cache[key] = f
+                return f
+            problems.append(why)
+        if all(p == "types" for p in problems):
+            res = f"unexpected types for '{ins.name}'"
+        else:
+            res = f"illegal modifiers for '{ins.name}'"
+        self.match_cache[key] = res
+        return res
+
+    def instr(self, ins: Instr, scope: _Scope) -> None:
+        if ins.pred is not None:
+            self.pred_reg(ins.pred, scope, ins.span)
+        lookup(ins)  # an unknown instruction or a wrong operand count, as the IR sees it
+        form = self.form_of(ins)
+        if isinstance(form, str):
+            raise self.error(ins.span, form)
+        self.target_check(ins)
+        if ins.opcode == "cvt":
+            self.cvt(ins)
+        elif ins.opcode == "call":
+            self.call(ins)
+        if form is None:
+            for op in ins.operands:
+                self.registers_declared(op, scope, ins)
+            return
+        self.operands(ins, form, scope)
+
+    def target_check(self, ins: Instr) -> None:
+        sm, suffix = self.arch
+        if not sm:
+            return
+        for key in (ins.opcode, f"{ins.opcode}{ins.mods[0]}" if ins.mods else ""):
+            need = _MIN_SM.get(key)
+            if need is not None and sm < need:
+                raise self.error(ins.span, f"'{ins.name}' requires sm_{need} or higher")
+            if key in _SUFFIXED_ONLY and suffix != "a":
+                raise self.error(ins.span, f"'{ins.name}' requires an sm_90a-class target")
+
+    def call(self, ins: Instr) -> None:
+        """A direct call passes as many arguments and takes as many results as the
+        callee declares."""
+        ops = ins.operands
+        rets = ops[0] if ops and type(ops[0]) is ParenList else None
+        rest = ops[1:] if rets is not None else ops
+        if not rest or type(rest[0]) is not Sym:
+            return
+        callee = self.functions.get(rest[0].name)
+        if callee is None:
+            if rest[0].name not in self.symbols and rest[0].name not in self.locals:
+                raise self.error(ins.span, f"call to unknown function '{rest[0].name}'")
+            return
+        args = rest[1] if len(rest) > 1 and type(rest[1]) is ParenList else None
+        nargs = len(args.items) if args is not None else 0
+        nrets = len(rets.items) if rets is not None else 0
+        if nargs != len(callee.params) or nrets != len(callee.rets):
+            raise self.error(
+                ins.span, f"call of '{callee.name}' with the wrong number of arguments"
+            )
+
+    def cvt(self, ins: Instr) -> None:
+        types = [m for m in ins.mods if is_type(m)]
+        if len(types) != 2 or ins.mods.count(".pack"):
+            return
+        d, a = types
+        if d not in _CVT_SCALAR or a not in _CVT_SCALAR:
+            return  # packed and narrow formats: their forms say which rounding they take
+        rnd = {m for m in ins.mods if m in _FRND or m in _IRND}
+        dk, ak = _KIND_OF.get(d), _KIND_OF.get(a)
+        if dk == "pred" or ak == "pred":
+            raise self.error(ins.span, f"unexpected types for '{ins.name}'")
+        if dk != "float" and ak != "float":
+            if rnd:
+                raise self.error(ins.span, f"illegal rounding modifier for '{ins.name}'")
+            return
+        if dk == "float" and ak == "float":
+            dw, aw = bit_width(d), bit_width(a)
+            if d == a or dw > aw:
+                if rnd & _FRND:
+                    raise self.error(ins.span, f"illegal rounding modifier for '{ins.name}'")
+            elif not rnd & _FRND and d in (".f32", ".f64", ".f16", ".bf16"):
+                raise self.error(ins.span, f"rounding modifier required for '{ins.name}'")
+            return
+        if dk == "float":  # integer to float
+            if rnd & _IRND:
+                raise self.error(ins.span, f"illegal rounding modifier for '{ins.name}'")
+            if not rnd & _FRND:
+                raise self.error(ins.span, f"rounding modifier required for '{ins.name}'")
+            return
+        if rnd & _FRND:  # float to integer
+            raise self.error(ins.span, f"illegal rounding modifier for '{ins.name}'")
+        if not rnd & _IRND:
+            raise self.error(ins.span, f"rounding modifier required for '{ins.name}'")
+
+    def operands(self, ins: Instr, form: _Form, scope: _Scope) -> None:
+        ops = ins.operands
+        n, need, opt = len(ops), len(form.operands), form.optional_from
+        if not opt <= n <= need:
+            count = f"{need}" if opt == need else f"{opt} to {need}"
+            raise self.error(ins.span, f"'{ins.name}' expects {count} operands, got {n}")
+        types = [m for m in ins.mods if is_type(m)]
+        if ".pred" in types and len(types) > len(form.types):
+            types.remove(".pred")
+        vec = next((int(m[2:]) for m in ins.mods if m in (".v2", ".v4", ".v8")), 0)
+        for k, op in enumerate(ops):
+            self.operand(ins, form.operands[k], op, types, vec, scope)
+
+    def operand(
+        self, ins: Instr, code: str, op: Operand, types: list[str], vec: int, scope: _Scope
+    ) -> None:
+        c = code[0]
+        if code == "*":
+            self.registers_declared(op, scope, ins)
+            return
+        if code.startswith(":") or code.startswith("R:"):
+            ty = "." + code.split(":", 1)[1]
+            dest = code.startswith("R:")
+            if type(op) is Imm:  # ptxas takes any literal for these (shfl's 0f... clamp)
+                return
+            self.value(ins, op, ty, scope, relaxed=False, imm_ok=not dest, dest=dest)
+            return
+        if code == "dq":
+            if type(op) is Pair:
+                self.value(ins, op.first, types[0], scope, relaxed=False, imm_ok=False, dest=True)
+                self.pred_operand(ins, op.second, scope, dest=True)
+            else:
+                self.value(ins, op, types[0], scope, relaxed=False, imm_ok=False, dest=True)
+            return
+        if c in "dsr":
+            slot = int(code[1:]) if len(code) > 1 else 0
+            ty = types[slot] if slot < len(types) else ""
+            self.value(ins, op, ty, scope, relaxed=False, imm_ok=c == "s", dest=c == "d")
+            return
+        if c in "DS":
+            slot = int(code[1:]) if len(code) > 1 else 0
+            ty = types[slot] if slot < len(types) else ""
+            if vec:
+                if type(op) is not Vec or len(op.elems) != vec:
+                    raise self.error(ins.span, f"'{ins.name}' needs a {vec}-element vector")
+                for e in op.elems:
+                    if type(e) is Sink and c == "D":
+                        continue
+                    # ptxas checks no element type of a vector operand (a .pred one passes)
+                    # and allows special registers there
+                    self.registers_declared(e, scope, ins)
+                return
+            self.value(ins, op, ty, scope, relaxed=True, imm_ok=c == "S", dest=c == "D")
+            return
+        if code == "pp":
+            if type(op) is Pair:
+                self.pred_operand(ins, op.first, scope, dest=True)
+                self.pred_operand(ins, op.second, scope, dest=True)
+            else:
+                self.pred_operand(ins, op, scope, dest=True)
+            return
+        if c in "pP":
+            if type(op) is Not and c == "P":
+                self.pred_reg(op.operand, scope, ins.span)
+                return
+            if types and types[0] != ".pred" and ins.opcode in ("and", "or", "xor", "not"):
+                self.value(ins, op, types[0], scope, relaxed=False, imm_ok=True, dest=False)
+                return
+            self.pred_operand(ins, op, scope, dest=c == "p")
+            return
+        if c == "a":
+            if type(op) is not Addr:
+                raise self.error(ins.span, f"'{ins.name}' needs an address operand")
+            self.address(ins, op, scope)
+            return
+        if c == "l":
+            if type(op) is not Sym:
+                raise self.error(ins.span, f"'{ins.name}' needs a label")
+            if op.name not in self.labels:
+                raise self.error(ins.span, f"unknown label '{op.name}'")
+            return
+        self.registers_declared(op, scope, ins)
+
+    def address(self, ins: Instr, addr: Addr, scope: _Scope) -> None:
+        """An address operand: a register of an integer or bit type (64 bits for a
+        generic or global access under ``.address_size 64``), or a variable whose
+        state space the instruction's allows."""
+        space = next((m for m in ins.mods if m in STATE_SPACES), "")
+        base = addr.base
+        t = type(base)
+        if t is Reg:
+            rt = self.reg_type(base, scope, ins.span)  # type: ignore[arg-type]
+            if is_special_register(base.name) and scope.lookup(base.name) is None:  # type: ignore[union-attr]
+                raise self.error(ins.span, f"special register '{base}' as an address")
+            kind = _KIND_OF.get(rt)
+            if kind not in ("bits", "int"):
+                raise self.error(ins.span, f"register '{base}' of type {rt} used as an address")
+            # ptxas refuses exactly 32-bit addresses here (16-bit ones only draw a warning)
+            if bit_width(rt) == 32 and space in ("", ".global") and self.address_size == 64:
+                raise self.error(ins.span, f"32-bit address '{base}' under .address_size 64")
+        elif t is Sym:
+            name = base.name  # type: ignore[union-attr]
+            where = self.locals.get(name) or self.symbols.get(name)
+            if where is None:
+                raise self.error(ins.span, f"unknown symbol '{name}'")
+            if where in ("function", "label"):
+                raise self.error(ins.span, f"'{name}' is not a variable")
+            if not _space_allows(space, where):
+                raise self.error(
+                    ins.span, f"'{name}' ({where}) is not in the {space or 'generic'} space"
+                )
+        for e in addr.extra:
+            self.registers_declared(e, scope, ins)
+
+    def pred_operand(self, ins: Instr, op: Operand, scope: _Scope, dest: bool) -> None:
+        t = type(op)
+        if t is Sink and dest:
+            return
+        if t is Imm and not dest and op.kind == "int":  # type: ignore[union-attr]
+            return
+        if t is not Reg:
+            raise self.error(ins.span, f"'{ins.name}' needs a predicate operand")
+        self.pred_reg(op, scope, ins.span)  # type: ignore[arg-type]
+
+    def pred_reg(self, reg: Reg, scope: _Scope, span: Span | None) -> None:
+        rt = scope.lookup(reg.name)
+        if rt is None and is_special_register(reg.name):
+            rt = _special_type(reg.name)
+        if rt is None:
+            raise self.error(span, f"undeclared register '{reg.name}'")
+        if rt != ".pred":
+            raise self.error(span, f"'{reg.name}' is not a predicate register")
+
+    def reg_type(self, reg: Reg, scope: _Scope, span: Span | None) -> str:
+        rt = scope.lookup(reg.name)
+        if rt is None:
+            if is_special_register(reg.name):
+                return _special_type(reg.name)
+            raise self.error(span, f"undeclared register '{reg.name}'")
+        return rt
+
+    def value(
+        self,
+        ins: Instr,
+        op: Operand,
+        ty: str,
+        scope: _Scope,
+        *,
+        relaxed: bool,
+        imm_ok: bool,
+        dest: bool,
+    ) -> None:
+        t = type(op)
+        if t is Reg or t is RegImm:
+            reg = op if t is Reg else op.reg  # type: ignore[union-attr]
+            if dest and t is RegImm:
+                raise self.error(ins.span, f"'{ins.name}' needs a register destination")
+            name = reg.name  # type: ignore[union-attr]
+            rt = scope.lookup(name)
+            if rt is None:  # not declared: a special register or nothing
+                if not is_special_register(name):
+                    raise self.error(ins.span, f"undeclared register '{name}'")
+                if name in _VECTOR_SREGS:
+                    raise self.error(ins.span, f"'{name}' needs a component (.x, .y or .z)")
+                if dest:
+                    raise self.error(ins.span, f"cannot write to special register '{name}'")
+                if ins.opcode not in ("mov", "cvt"):
+                    raise self.error(
+                        ins.span, f"special register '{name}' is not allowed in '{ins.name}'"
+                    )
+                rt = _special_type(name)
+            if ty and t is Reg and not _compatible(ty, rt, relaxed):  # reg+imm: any width
+                raise self.error(
+                    ins.span,
+                    f"register '{reg.name}' ({rt}) does not match the type {ty} of '{ins.name}'",  # type: ignore[union-attr]
+                )
+            return
+        if type(op) is Vec and (ins.opcode == "mov" or len(op.elems) == 1):
+            # mov packs and unpacks vectors; {%r1} is a scalar, where ptxas allows a
+            # special register as in any vector (measured)
+            for e in op.elems:
+                if type(e) is Reg and scope.lookup(e.name) is None and is_special_register(e.name):
+                    continue
+                if type(e) is not Sink:
+                    self.value(
+                        ins,
+                        e,
+                        "" if len(op.elems) > 1 else ty,
+                        scope,
+                        relaxed=relaxed,
+                        imm_ok=imm_ok,
+                        dest=dest,
+                    )  # type: ignore[union-attr]
+            return
+        if dest:
+            if t is Sink:
+                return
+            raise self.error(ins.span, f"'{ins.name}' needs a register destination")
+        if t is Imm:
+            if not imm_ok:
+                raise self.error(ins.span, f"'{ins.name}' takes no immediate here")
+            if ty and not immediate_compatible(ty, op):  # type: ignore[arg-type]
+                raise self.error(ins.span, f"immediate '{op}' does not fit the type {ty}")
+            return
+        if t is Sym or t is Expr:
+            if ins.opcode in ("mov", "cvta", "st"):
+                self.symbol(ins, op)
+                return
+            raise self.error(ins.span, f"'{ins.name}' cannot take the symbol '{op}'")
+        raise self.error(ins.span, f"unexpected operand '{op}' for '{ins.name}'")
+
+    def symbol(self, ins: Instr, op: Operand) -> None:
+        text = op.name if type(op) is Sym else op.text  # type: ignore[union-attr]
+        m = re.match(r"(?:generic\s*\(\s*)?([\w$]+)", text)
+        name = m.group(1) if m else text
+        where = self.locals.get(name) or self.symbols.get(name)
+        if where is None and name not in self.labels:
+            raise self.error(ins.span, f"unknown symbol '{name}'")
+        types = [m for m in ins.mods if is_type(m)]
+        narrow = types and bit_width(types[-1]) < 64
+        if narrow and self.address_size == 64 and where in (".global", ".const", ".local"):
+            raise self.error(ins.span, f"32-bit address of '{name}' under .address_size 64")
+
+    def registers_declared(self, op: Operand, scope: _Scope, ins: Instr) -> None:
+        t = type(op)
+        if t is Reg:
+            self.reg_type(op, scope, ins.span)  # type: ignore[arg-type]
+        elif t is RegImm:
+            self.reg_type(op.reg, scope, ins.span)  # type: ignore[union-attr]
+        elif t is Not:
+            self.reg_type(op.operand, scope, ins.span)  # type: ignore[union-attr]
+        elif t is Vec:
+            for e in op.elems:  # type: ignore[union-attr]
+                self.registers_declared(e, scope, ins)
+        elif t is Pair:
+            self.registers_declared(op.first, scope, ins)  # type: ignore[union-attr]
+            self.registers_declared(op.second, scope, ins)  # type: ignore[union-attr]
+        elif t is Addr:
+            if op.base is not None:  # type: ignore[union-attr]
+                self.registers_declared(op.base, scope, ins)  # type: ignore[union-attr]
+            for e in op.extra:  # type: ignore[union-attr]
+                self.registers_declared(e, scope, ins)
+        elif t is ParenList:
+            for e in op.items:  # type: ignore[union-attr]
+                self.registers_declared(e, scope, ins)
+
+
+# modifiers ptxas refuses to see twice (others, like .uni.uni, it accepts)
+_ONCE = STATE_SPACES | {".nc", ".v2", ".v4", ".v8", ".wide"}
+# types a register, parameter or variable may be declared with (no .bf16, .u4 ...)
+_STORAGE_TYPES = frozenset(
+    ".pred .b8 .b16 .b32 .b64 .b128 .u8 .u16 .u32 .u64 .s8 .s16 .s32 .s64 .f16 .f16x2 "
+    ".f32 .f64 .texref .surfref .samplerref".split()
+)
+_VECTOR_SREGS = frozenset(
+    {"%tid", "%ntid", "%ctaid", "%nctaid", "%clusterid", "%nclusterid", "%cluster_ctaid",
+     "%cluster_nctaid"}
+)  # fmt: skip
+_SHARED = frozenset({".shared", ".shared::cta", ".shared::cluster"})
+_PARAM = frozenset({".param", ".param::entry", ".param::func"})
+
+
+def _space_allows(ins_space: str, var_space: str) -> bool:
+    """May an instruction of state space ``ins_space`` ("" = generic) address a
+    variable declared in ``var_space``?  Only the clear mismatches ptxas reports are
+    refused; kernel parameters are reachable through ``.param`` only."""
+    if var_space == ".param::entry":
+        return ins_space in (".param", ".param::entry")
+    if var_space in (".global", ".shared", ".local"):
+        if ins_space == "":
+            return True
+        if var_space == ".shared":
+            return ins_space in _SHARED
+        return ins_space == var_space
+    return True
+
+
+_LITERAL = re.compile(
+    r"(?<![\w$.])(0[fF][0-9a-fA-F]{8}|0[dD][0-9a-fA-F]{16}|0[xX][0-9a-fA-F]+U?|0[bB][01]+U?"
+    r"|(?:[0-9]+\.[0-9]*|\.[0-9]+)(?:[eE][+-]?[0-9]+)?|[0-9]+[eE][+-]?[0-9]+|[0-9]+U?)(?![\w$.])"
+)
+_INLINED_AT = re.compile(r"inlined_at\s+(\d+)\s+(\d+)\s+(\d+)")
+_CVT_SCALAR = frozenset(
+    ".u8 .u16 .u32 .u64 .s8 .s16 .s32 .s64 .f16 .bf16 .f32 .f64 .b8 .b16 .b32 .b64".split()
+)
+_FRND = frozenset({".rn", ".rz", ".rm", ".rp", ".rna", ".rs"})
+_IRND = frozenset({".rni", ".rzi", ".rmi", ".rpi"})
+
+
+def validate(mod: Module) -> None:
+    """Raise :class:`PtxError` at the first construct ptxas would reject."""
+    with deep_recursion():
+        Validator(mod).run()

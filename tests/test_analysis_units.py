@@ -1,0 +1,173 @@
+"""Smaller contracts of the analyses: loop nesting queries, the conservative (unbound)
+divergence environment, the phase check of varying propagation."""
+
+from __future__ import annotations
+
+import pytest
+
+from ptxopt.analysis.divergence import Divergence, propagate_varying
+from ptxopt.analysis.loops import LoopForest
+from ptxopt.analysis.manager import AnalysisManager
+from ptxopt.ir.lift import lift_module
+from ptxopt.ptx.parser import parse
+
+
+def test_loop_nesting_queries() -> None:
+    # 0 -> 1 (outer header) -> 2 (inner header) -> 2 | 3 -> 1 | 4
+    succs = [[1], [2], [2, 3], [1, 4], []]
+    lf = LoopForest.build(succs, 0)
+    outer = lf.loop_of[1]
+    inner = lf.loop_of[2]
+    assert outer != inner and lf.loops[outer].header == 1 and lf.loops[inner].header == 2
+    assert lf.loop_contains_loop(outer, inner)
+    assert lf.loop_contains_loop(outer, outer) and lf.loop_contains_loop(inner, inner)
+    assert not lf.loop_contains_loop(inner, outer)
+    assert lf.contains(outer, 2) and not lf.contains(inner, 3) and not lf.contains(outer, 4)
+    assert [lf.depth_of(b) for b in range(5)] == [0, 1, 2, 1, 0]
+    assert lf.is_header(2) and not lf.is_header(3)
+
+
+KERNEL = """.version 8.0
+.target sm_80
+.address_size 64
+.visible .entry k(.param .u32 n)
+{
+\t.reg .b32 %r<4>;
+\tld.param.u32 %r1, [n];
+\tmov.u32 %r2, %tid.x;
+\tret;
+}
+"""
+
+
+def test_an_unbound_kernel_keeps_its_parameters_uniform() -> None:
+    """Without module context a kernel's parameters are still uniform (a .func's are not)."""
+    fn = lift_module(parse(KERNEL)).funcs[0]  # never bound to its module
+    div = AnalysisManager().get(Divergence, fn)
+    vals = {v.var: v for v in fn.values() if v.kind == "inst"}
+    assert div.is_uniform(vals["%r1"]) and div.is_varying(vals["%r2"])
+
+
+def test_varying_propagation_runs_only_at_its_phases() -> None:
+    fn = lift_module(parse(KERNEL)).funcs[0]
+    am = AnalysisManager()
+    assert propagate_varying(fn, am, 70) is am.get(Divergence, fn)
+    with pytest.raises(
+        ValueError, match=r"^varying propagation runs at phases \[53, 70\], not 60$"
+    ):
+        propagate_varying(fn, am, 60)
+
+
+def _first_reason(path: str, fn_name: str, var: str, kind: str = "phi") -> str:
+    from pathlib import Path
+
+    from ptxopt.report.analyze_cli import analyze_text
+
+    text = (Path(__file__).parent / "divergence" / path).read_text()
+    mod, md, _ = analyze_text(text, path)
+    fn = mod.func(fn_name)
+    v = next(v for v in fn.values() if v.var == var and v.kind == kind)
+    return md.funcs[fn_name].explain(v)[0][1]
+
+
+def test_reasons_in_words() -> None:
+    assert _first_reason("hidden_join.ptx", "hidden_join", "%r3") == (
+        "merges lanes split by the divergent branch at line 19"
+    )
+    assert _first_reason("irreducible.ptx", "irreducible", "%r3").startswith(
+        "irreducible cycle desynchronised by the divergent branch at line "
+    )
+    assert _first_reason("temporal.ptx", "temporal", "%r3").endswith("(temporal divergence)")
+
+
+VARYING_LOAD = """.version 8.0
+.target sm_80
+.address_size 64
+.visible .entry k(.param .u64 p, .param .u32 n)
+{
+\t.reg .b32 %r<6>;
+\t.reg .b64 %rd<4>;
+\tld.param.u64 %rd1, [p];
+\tld.param.u32 %r4, [n];
+\tmov.u32 %r1, %tid.x;
+\tmul.wide.u32 %rd2, %r1, 4;
+\tadd.s64 %rd3, %rd1, %rd2;
+\tld.global.u32 %r2, [%rd3];
+\tld.global.u32 %r3, [%rd1];
+\trem.u32 %r5, %r1, 2;
+\tbrx.idx %r5, T;
+T: .branchtargets A, B;
+A:
+\tret;
+B:
+\tbrx.idx %r4, U;
+U: .branchtargets C, D;
+C:
+\tret;
+D:
+\tret;
+}
+"""
+
+
+def test_varying_addresses_and_indirect_branches() -> None:
+    from ptxopt.analysis.divergence import bind_module, branch_condition
+    from ptxopt.report.analyze_cli import analyze_text
+
+    mod, md, rep = analyze_text(VARYING_LOAD, "l.ptx")
+    fn = mod.funcs[0]
+    bind_module(mod)
+    div = md.funcs["k"]
+    loads = [i for i in fn.instructions() if i.opcode == "ld" and ".global" in i.ast.mods]
+    assert [div.address_varying(i) for i in loads] == [True, False]
+    assert div.explain(loads[0].defs[0])[0][1].startswith("load from varying address %rd3")
+    brx = [b for b in fn.blocks if b.terminator is not None and b.terminator.opcode == "brx"]
+    conds = [branch_condition(b.terminator) for b in brx]
+    assert [c.var for c in conds if c is not None] == ["%r5", "%r4"]
+    assert [div.branch_divergent(b.index) for b in brx] == [True, False]
+
+
+LOOP_PARAM = """.version 8.0
+.target sm_80
+.address_size 64
+.visible .entry k(.param .u64 out, .param .u32 n)
+{
+\t.reg .pred %p<2>;
+\t.reg .b32 %r<8>;
+\t.reg .b64 %rd<2>;
+\tmov.u32 %r1, %tid.x;
+\tmov.u32 %r2, 0;
+L:
+\tld.param.u32 %r3, [n];
+\tld.param.u64 %rd1, [out];
+\tadd.u32 %r2, %r2, 1;
+\tsetp.lt.u32 %p1, %r2, %r1;
+\t@%p1 bra L;
+\tadd.u32 %r4, %r3, 1;
+\tst.global.u32 [%rd1], %r4;
+\tret;
+}
+"""
+
+
+def test_a_repeatable_load_leaves_a_divergent_loop_uniform() -> None:
+    """A parameter read inside a loop with a divergent exit gives every lane the same
+    value whenever it runs; the loop counter is varying after the loop."""
+    from ptxopt.report.analyze_cli import analyze_text
+
+    _, _, rep = analyze_text(LOOP_PARAM, "p.ptx")
+    regs = rep["functions"][0]["registers"]
+    assert regs["%r3"] == "uniform" and regs["%r4"] == "uniform" and regs["%r2"] == "varying"
+
+
+def test_a_phi_of_a_varying_operand_says_which() -> None:
+    from ptxopt.report.analyze_cli import analyze_text
+
+    mod, md, _ = analyze_text(LOOP_PARAM, "p.ptx")
+    fn = mod.funcs[0]
+    phi = next(p.result for b in fn.blocks for p in b.phis if p.result.var == "%r2")
+    steps = md.funcs["k"].explain(phi)
+    assert steps[0][1].startswith("reads varying %r2.") or steps[0][1].startswith(
+        "loop desynchronised"
+    )
+    assert steps[-1][1] == "special register %tid.x differs per lane"

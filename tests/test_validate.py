@@ -1,0 +1,219 @@
+"""Validation: every rejection category, the input that triggers it, and inputs close
+to it that must pass.  Each case is also put to ptxas (when installed): ptxopt and
+ptxas must agree on every one of them, so the table cannot drift from the oracle."""
+
+from __future__ import annotations
+
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from ptxopt.ptx.ast import PtxError
+from ptxopt.ptx.parser import parse
+from ptxopt.ptx.validate import register_compatible, validate
+from tests.helpers import PTXAS
+
+HEAD = ".version 9.0\n.target sm_90\n.address_size 64\n"
+DECLS = (
+    ".reg .b32 %r<10>;\n.reg .b64 %rd<10>;\n.reg .pred %p<5>;\n.reg .f32 %f<10>;\n"
+    ".reg .b16 %rs<10>;\n.reg .f64 %fd<5>;\n"
+)
+MODULE_VARS = ".global .align 4 .b32 g;\n.shared .align 4 .b32 sh;\n"
+
+
+def kernel(body: str, head: str = HEAD, before: str = MODULE_VARS) -> str:
+    return f"{head}{before}.visible .entry k(.param .u64 a)\n{{\n{DECLS}{body}\nret;\n}}\n"
+
+
+# (category, PTX, part of ptxopt's message); each is rejected by ptxas too
+REJECTED: list[tuple[str, str, str]] = [
+    # lexing and numbers
+    ("octal-digit", kernel("mov.u32 %r1, 08;"), "malformed number '08'"),
+    ("hex-float-short", kernel("mov.f32 %f1, 0f3f80;"), "malformed number"),
+    ("unsigned-suffix-lower", kernel("mov.u32 %r1, 1u;"), "malformed number"),
+    ("int-overflow", kernel("mov.u64 %rd1, 99999999999999999999;"), "overflow"),
+    ("hex-overflow", kernel("mov.u64 %rd1, 0xfffffffffffffffff;"), "overflow"),
+    ("float-overflow", kernel("mov.f32 %f1, 1e400;"), "overflow"),
+    ("float-underflow", kernel("mov.f64 %fd1, 1e-320;"), "underflow"),
+    ("non-ascii", kernel("mov.u32 %r1, 1; // \u00e9"), "non-ASCII"),
+    ("control-char", kernel("mov.u32 %r1,\x0b1;"), "unexpected character"),
+    ("backslash-in-instruction", kernel("mov.u32 \\ %r1, 1;"), "expected an operand"),
+    ("division-by-zero", kernel("mov.u32 %r1, 1/0;"), "division by zero"),
+    ("negated-bit-pattern", kernel("mov.f32 %f1, -0f3f800000;"), "cannot be part"),
+    ("stray-semicolon", kernel("mov.u32 %r1, 1;;"), "expected a statement"),
+    # header
+    ("no-version", ".target sm_90\n.address_size 64\n", "missing .version"),
+    ("empty-file", "", "missing .version"),
+    ("no-target", ".version 9.0\n.address_size 64\n", "missing .target"),
+    ("unsupported-version", ".version 9.1\n.target sm_90\n", "unsupported .version"),
+    ("unknown-target", ".version 9.0\n.target sm_95\n", "unsupported .target"),
+    ("target-option", ".version 9.0\n.target sm_90, foo\n", "unsupported .target option"),
+    ("version-too-old", kernel("", head=".version 7.0\n.target sm_90\n"), "does not support"),
+    ("nul", kernel("mov.u32 %r1, 1;") + "\0", "NUL character"),
+    ("address-size-32", ".version 9.0\n.target sm_90\n.address_size 32\n", "32-bit"),
+    # declarations
+    ("duplicate-register", kernel(".reg .b32 %r1;"), "duplicate definition of register"),
+    ("duplicate-label", kernel("L: mov.u32 %r1, 1;\nL: ret;"), "duplicate definition of label"),
+    (
+        "duplicate-function",
+        HEAD + ".visible .entry k()\n{\nret;\n}\n.visible .entry k()\n{\nret;\n}\n",
+        "duplicate definition of function",
+    ),
+    ("undeclared-register", kernel("mov.u32 %r1, %q1;"), "undeclared register"),
+    ("unknown-label", kernel("@%p1 bra NOWHERE;"), "unknown label"),
+    ("unknown-symbol", kernel("mov.u64 %rd1, nothing;"), "unknown symbol"),
+    ("register-type", kernel(".reg .bf16 %h;"), "not a register type"),
+    ("variable-without-type", HEAD + ".global .align 4 x;\n", "needs a type"),
+    ("two-state-spaces", HEAD + ".global .const .u32 x;\n", "second state space"),
+    ("bad-alignment", HEAD + ".global .align 3 .u32 x;\n", "power of two"),
+    ("initializer-syntax", HEAD + ".global .u32 x[2] = {1 2};\n", "expected"),
+    ("initializer-type", HEAD + ".global .u32 x[2] = {1, 1.5};\n", "does not fit"),
+    # instructions: modifiers and types
+    ("unknown-instruction", kernel("frob.u32 %r1, %r2;"), "unsupported instruction"),
+    ("unknown-modifier", kernel("add.xyz.u32 %r1, %r2, %r3;"), "unknown modifier"),
+    ("doubled-type", kernel("ld.global.f32.f32 %f1, [%rd1];"), "unexpected types"),
+    ("wrong-type", kernel("add.pred %p1, %p2, %p3;"), "unexpected types"),
+    ("doubled-state-space", kernel("ld.global.global.u32 %r1, [%rd1];"), "given twice"),
+    ("illegal-modifier", kernel("add.rn.u32 %r1, %r2, %r3;"), "illegal modifiers"),
+    ("missing-modifier", kernel("setp.u32 %p1, %r1, %r2;"), "illegal modifiers"),
+    ("cvt-rounding-required", kernel("cvt.u32.f32 %r1, %f2;"), "rounding modifier required"),
+    ("cvt-rounding-illegal", kernel("cvt.rn.f32.f32 %f1, %f2;"), "illegal rounding"),
+    ("arity", kernel("add.u32 %r1, %r2;"), "expects 3 operands, got 2"),
+    # operands
+    ("register-size", kernel("add.u32 %r1, %rd1, %r2;"), "does not match the type"),
+    ("float-register-int-type", kernel("add.u32 %r1, %f1, %r2;"), "does not match"),
+    ("narrow-load-target", kernel("ld.global.u32 %rs1, [%rd1];"), "does not match"),
+    ("int-immediate-float", kernel("add.f32 %f1, %f2, 1;"), "does not fit the type"),
+    ("float-immediate-int", kernel("mov.u32 %r1, 1.5;"), "does not fit the type"),
+    ("predicate-guard", kernel("@%r1 bra L;\nL:"), "not a predicate register"),
+    ("special-register", kernel("add.u32 %r1, %tid.x, 1;"), "special register"),
+    ("vector-special-register", kernel("mov.u32 %r1, %tid;"), "needs a component"),
+    ("address-register-type", kernel("ld.global.u32 %r1, [%f1];"), "used as an address"),
+    ("address-32-bit", kernel("ld.global.u32 %r1, [%r2];"), "32-bit address"),
+    ("address-state-space", kernel("ld.shared.u32 %r1, [g];"), "is not in the .shared space"),
+    ("kernel-param-generic", kernel("ld.u64 %rd1, [a];"), "not in the generic space"),
+    ("label-operand", kernel("bra %r1;"), "needs a label"),
+    ("newer-target", kernel("redux.sync.add.u32 %r1, %r2, -1;", head=HEAD.replace("90", "75")),
+     "requires sm_80"),
+    ("destination-immediate", kernel("add.u32 5, %r2, %r3;"), "register destination"),
+    ("call-arguments", HEAD + ".func f(.param .b32 x)\n{\nret;\n}\n"
+     ".visible .entry k()\n{\ncall f, ();\nret;\n}\n", "wrong number of arguments"),
+    ("inlined-at-origin", HEAD + '.file 1 "a.cu"\n.visible .entry k()\n{\n'
+     ".loc 1 2 3, function_name k, inlined_at 1 9 9\nret;\n}\n", "inlined_at"),
+    ("nesting", kernel("{" * 1700 + "}" * 1700), "nest deeper"),
+]  # fmt: skip
+
+# Close to the above and accepted by ptxas: must pass.
+ACCEPTED: list[tuple[str, str]] = [
+    ("octal", kernel("mov.u32 %r1, 017;")),
+    ("binary-hex-unsigned", kernel("mov.u32 %r1, 0b101; mov.u32 %r2, 0xffU;")),
+    ("decimal-floats", kernel("mov.f32 %f1, .5; mov.f32 %f2, 1.; mov.f32 %f3, 1e5;")),
+    ("wrapping-literals", kernel("mov.u64 %rd1, 18446744073709551616;")),
+    ("hex-wraps", kernel("mov.u64 %rd1, 0x1ffffffffffffffff;")),
+    ("double-negation", kernel("mov.u32 %r1, --1;")),
+    ("expressions", kernel("mov.u32 %r1, (1+2)*3; mov.u32 %r2, 1?2:3; mov.u32 %r3, 7 % 3;")),
+    ("warp-size", kernel("mov.u32 %r1, WARP_SZ; ld.u32 %r2, [%rd1+WARP_SZ];")),
+    ("plus-plus-offset", kernel("ld.u32 %r1, [%rd1++0];")),
+    ("register-plus-immediate", kernel("add.u32 %r1, %r2+1, 3; st.u64 [%rd1], %rd2+1;")),
+    ("percent-label", kernel("%L1: add.u32 %r1, %r1, 1;\n@%p1 bra %L1;")),
+    ("form-feed", kernel("mov.u32 %r1,\x0c1;")),
+    ("line-marker", kernel('# 1 "x.cu"\nmov.u32 %r1, 1;')),
+    ("huge-range", kernel(".reg .b32 %q<2147483648>;\nmov.u32 %q2147483647, 1;")),
+    ("modifier-order", kernel("ld.u32.global %r1, [%rd1]; add.f32.rn %f1, %f2, %f3;")),
+    ("repeated-uni", kernel("bra.uni.uni L;\nL:")),
+    ("pred-beside-type", kernel("add.pred.s64 %rd1, %rd2, %rd3;")),
+    ("relaxed-load", kernel("ld.global.u8 %r1, [%rd1]; ld.global.u32 %rd2, [%rd1];")),
+    ("bit-pattern-bits", kernel("mov.b32 %r1, 0f3f800000; mov.f32 %f1, 0d3ff0000000000000;")),
+    ("predicate-immediate", kernel("mov.pred %p1, 1;")),
+    ("address-16-bit", kernel("ld.global.u32 %r1, [%rs1];")),
+    ("shared-32-bit-address", kernel("ld.shared.u32 %r1, [%r2];")),
+    ("symbol-address", kernel("mov.u64 %rd1, g; mov.u32 %r1, sh; ld.u32 %r2, [g];")),
+    ("empty-register-declaration", kernel(".reg .b32 ;")),
+    ("target-in-body", kernel(".target sm_80\nmov.u32 %r1, 1;")),
+    (
+        "vector-registers",
+        kernel(".reg .v2 .u32 v;\nld.global.v2.u32 v, [%rd1];\nmov.u32 %r1, v.y;"),
+    ),
+    ("nesting-at-limit", kernel("{" * 1600 + "}" * 1600)),
+    ("comment-in-initializer", HEAD + ".global .u32 t[3] = {1, // one\n 2, /* two */ 3};\n"),
+    ("cr-in-comment", kernel("mov.u32 %r1, 1; // a\rb")),
+    # found by fuzz/mutate.py: ptxas accepts these
+    ("negative-section-byte", HEAD + ".section .debug_str\n{\n.b8 -1\n}\n"),
+    ("align-warp-size", HEAD + ".extern .shared .align WARP_SZ .b8 dyn[];\n"),
+    ("repeated-sub-opcode", kernel("bar.sync.sync 0;")),
+    ("leading-zero-register", kernel("mov.u32 %r07, 1;")),
+    ("double-literal-b64", kernel("selp.b64 %rd1, %rd2, 1E5, %p1;")),
+    ("bit-pattern-clamp", kernel("shfl.sync.up.b32 %r1, %r2, 8, 0f3f800000, -1;")),
+    ("special-register-in-vector", kernel("st.v4.u32 [%rd1], {%r1, %r2, %r3, %ctaid.y};")),
+    ("packed-cvt-wide-register", kernel("cvt.rn.f16x2.f32 %rd5, %f1, %f2;")),
+    (
+        "loc-warp-size",
+        HEAD + '.file 1 "a.cu"\n.visible .entry k()\n{\n.loc 1 16 WARP_SZ\nret;\n}\n',
+    ),
+    ("target-with-trailing-letters", kernel("", head=HEAD.replace("sm_90", "sm_90xyz"))),
+    ("special-register-scalar-vector", kernel("st.global.b32 [%rd3+0], { %tid.x };")),
+    ("spaced-modifiers", kernel("st.global .v2.u32 [%rd2], {%r4, %r3};")),
+    ("section-byte-wraps", HEAD + ".section .debug_str\n{\n.b8 4294967296\n}\n"),
+    ("packed-cvt-wide-source", kernel("cvt.rn.f16x2.f32 %r1, %rd3, %f1;")),
+    ("wide-register-plus-immediate", kernel("mov.u32 %r3, %rd3+WARP_SZ;")),
+    (
+        "declaration-without-semicolon",
+        HEAD + ".func f()\n.func g()\n{\nret;\n}\n.func f()\n{\nret;\n}\n",
+    ),
+    ("backslash-before-statement", kernel("\\\tmov.u32 %r1, 1; \\ mov.u32 %r2, 2;")),
+]
+
+
+@pytest.mark.parametrize("name, text, message", REJECTED, ids=[c[0] for c in REJECTED])
+def test_rejected_with_a_location(name: str, text: str, message: str) -> None:
+    with pytest.raises(PtxError) as exc:
+        validate(parse(text, "v.ptx"))
+    err = exc.value
+    assert message in err.message, str(err)
+    assert err.span is not None and str(err).startswith("v.ptx:")
+
+
+@pytest.mark.parametrize("name, text", ACCEPTED, ids=[c[0] for c in ACCEPTED])
+def test_accepted(name: str, text: str) -> None:
+    validate(parse(text, "v.ptx"))
+
+
+def _ptxas_accepts(text: str, tmp: Path) -> bool:
+    assert PTXAS is not None
+    src = tmp / "case.ptx"
+    src.write_bytes(text.encode("latin-1"))
+    r = subprocess.run(
+        [PTXAS, "-arch=sm_90", str(src), "-o", str(tmp / "o.cubin")], capture_output=True
+    )
+    return r.returncode == 0
+
+
+@pytest.mark.ptxas
+@pytest.mark.slow
+def test_ptxas_agrees_on_every_case(tmp_path: Path) -> None:
+    if PTXAS is None:
+        pytest.skip("ptxas is not on PATH (install the CUDA 13.0 toolkit to run oracle tests)")
+    wrong = [name for name, text, _m in REJECTED if _ptxas_accepts(text, tmp_path)]
+    wrong += [name for name, text in ACCEPTED if not _ptxas_accepts(text, tmp_path)]
+    assert not wrong, f"ptxas disagrees with the expectation on {wrong}"
+
+
+@pytest.mark.parametrize(
+    "itype, rtype, relaxed, ok",
+    [
+        (".b32", ".f32", False, True),
+        (".u32", ".b32", False, True),
+        (".u32", ".f32", False, False),
+        (".f32", ".u32", False, False),
+        (".f32", ".b32", False, True),
+        (".u32", ".b64", False, False),
+        (".u32", ".b64", True, True),
+        (".u16", ".f16x2", True, True),  # ptxas treats .f16x2 registers as .b32
+        (".f32", ".f64", True, False),
+        (".f32", ".b64", True, True),
+        (".pred", ".b32", False, False),
+    ],
+)
+def test_register_compatibility(itype: str, rtype: str, relaxed: bool, ok: bool) -> None:
+    assert register_compatible(itype, rtype, relaxed) is ok
