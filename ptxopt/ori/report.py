@@ -22,7 +22,11 @@ __all__ = ["module_plans", "regfiles_report", "format_regfiles", "format_ori"]
 
 def module_plans(mod: IRModule, md: Any, arch: str, *, max_attempts: int = 5) -> list[FuncPlan]:
     sm = sm_number(arch)
-    return [plan_function(f, md.funcs[f.name], sm, max_attempts=max_attempts) for f in mod.funcs]
+    debug = "debug" in mod.ast.target
+    return [
+        plan_function(f, md.funcs[f.name], sm, max_attempts=max_attempts, debug=debug)
+        for f in mod.funcs
+    ]
 
 
 def regfiles_report(mod: IRModule, md: Any, arch: str, *, max_attempts: int = 5) -> dict[str, Any]:

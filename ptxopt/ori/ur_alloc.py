@@ -165,6 +165,8 @@ class _Ctx:
     pos: dict[int, int]  # id(inst) -> program point
     cls: dict[int, str]  # id(inst) -> SASS class
     web_id: dict[str, int]
+    leaf_rule: bool = False
+    leaf_exempt: tuple[str, ...] = ("S2R",)
 
 
 def _line(inst: Inst) -> int:
@@ -203,6 +205,7 @@ def _eligible(w: Web, ctx: _Ctx) -> str:
 def _cost(w: Web, ur: set[str], ctx: _Ctx, claims: dict[int, str], out: list[Bridge]) -> int:
     """Criteria 3 and 5: 1 + the bridges ``w`` needs when it is in UR and ``ur`` are."""
     bridges = 0
+    uniform_readers = 0
     def_pos = min(ctx.pos[id(d)] for d in w.defs)
     seen = FnvSet()
     seen.add(ctx.web_id[w.name])
@@ -217,11 +220,13 @@ def _cost(w: Web, ur: set[str], ctx: _Ctx, claims: dict[int, str], out: list[Bri
             x = _def_web(c, ctx)
             if u.slot == -1:  # guard predicate
                 if cc == "BRA" or (x is not None and x.name in ur):
+                    uniform_readers += 1
                     continue
                 bridges += 1
                 out.append(Bridge("UR2R", w.name, _line(c)))
                 continue
             if x is not None and x.name in ur and cc != "LDC":
+                uniform_readers += 1
                 if cc in _NARROW and ctx.web_id[x.name] not in seen:
                     seen.add(ctx.web_id[x.name])
                     queue.append(x)
@@ -248,6 +253,8 @@ def _cost(w: Web, ur: set[str], ctx: _Ctx, claims: dict[int, str], out: list[Bri
                 continue
             bridges += 1
             out.append(Bridge("R2UR", s.name, _line(d)))
+    if ctx.leaf_rule and uniform_readers == 0 and ctx.cls[id(w.defs[0])] not in ctx.leaf_exempt:
+        bridges += 1  # read only by per-thread instructions: computed in R directly
     return 1 + bridges
 
 
@@ -321,8 +328,11 @@ def plan_function(
     ur_budget: int = UR_BUDGET,
     up_budget: int = UP_BUDGET,
     cutlass_override: bool = True,
+    debug: bool = False,
 ) -> FuncPlan:
-    """The register file of every web of ``func`` at target ``sm`` (see module doc)."""
+    """The register file of every web of ``func`` at target ``sm`` (see module doc).
+    ``debug``: the module's ``.target`` says ``debug`` (ptxas then compiles without
+    optimisation and phase 74 does not run)."""
     plan = FuncPlan(func.name, sm)
     webs = build_webs(func)
     pos: dict[int, int] = {}
@@ -340,7 +350,10 @@ def plan_function(
     )  # fmt: skip
     why: dict[str, str] = {}
     ur: set[str] = set()
-    if has_uniform_file(sm):
+    if debug:
+        for w in webs.values():
+            why[w.name] = "debug target: ptxas runs no optimisation phase (74 included)"
+    elif has_uniform_file(sm):
         for w in webs.values():
             r = _eligible(w, ctx)
             if r:

@@ -45,6 +45,7 @@ class ConvertToUniformReg(FunctionPass):
             func, div, sm,
             max_attempts=int(self.knob("ConvertToUniformRegMaxAttempts")),  # type: ignore[call-overload]
             cutlass_override=bool(self.knob("ConvertToUniformRegCutlassOverride")),
+            debug=self.module is not None and "debug" in self.module.ast.target,
         )  # fmt: skip
         PLANS[func.name] = plan
         self.stats["webs converted to UR/UP"] += plan.converted
