@@ -258,3 +258,26 @@ def test_report_passes_leave_ptx_unchanged() -> None:
     assert PLANS["k"].webs["%r2"].file == "UR" and PLANS["k"].attempts <= 2
     assert "k" in MARKERS
     assert out.report.stats["convert-to-uniform-reg"]["webs converted to UR/UP"] > 0
+
+
+def test_debug_target_runs_no_phase_74() -> None:
+    text = PROBE.replace(".target sm_75", ".target sm_75, debug")
+    mod = lift_module(parse(text, "p.ptx"))
+    md = analyze_module(mod)
+    from ptxopt.ori.report import module_plans
+
+    (p,) = module_plans(mod, md, "sm_90")
+    assert p.converted == 0 and set(w.file for w in p.webs.values()) <= {"R", "P"}
+
+
+def test_cutlass_override_knob_in_pipeline() -> None:
+    from ptxopt.driver import optimize
+    from ptxopt.transforms.convert_to_uniform_reg import PLANS
+
+    text = CUT.replace("NAME", "cutlass_k")
+    for on, want in ((True, "UR"), (False, "R")):
+        optimize(
+            text, "c.ptx", ["convert-to-uniform-reg"], arch="sm_90",
+            knobs={"ConvertToUniformRegCutlassOverride": on},
+        )  # fmt: skip
+        assert PLANS["cutlass_k"].webs["%rd3"].file == want
