@@ -143,9 +143,10 @@ def test_do_cssa_off_selects_the_legacy_destruction() -> None:
 def test_input_names_are_kept_without_passes() -> None:
     """With no pass, coalescing finds the input's own register assignment."""
     for _name, text in CASES:
-        assert optimize(text, "t.ptx", []).text == optimize(
-            text, "t.ptx", [], knobs={"do-cssa": False}
-        ).text
+        assert (
+            optimize(text, "t.ptx", []).text
+            == optimize(text, "t.ptx", [], knobs={"do-cssa": False}).text
+        )
 
 
 # ---------------------------------------------------------------------------

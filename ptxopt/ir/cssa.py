@@ -174,7 +174,8 @@ class Cssa:
         self.next_id = func.next_id
         self.phi_ids: dict[int, int] = {}  # id(phi) -> number (phase 2)
         self.producer: dict[int, list[_VCopy]] = {}  # block -> parallel copy at its end
-        self.consumer: dict[int, list[_VCopy]] = {}  # block -> parallel copy at its top
+        # block -> parallel copy at its top: (phi's old result, the phi's pcp variable)
+        self.consumer: dict[int, list[tuple[_Var, _Var]]] = {}
         self.tie: dict[int, list[_VCopy]] = {}  # id(inst) -> copies before it
         self.dead_edge: list[tuple[int, Phi, Value]] = []  # copies on unreachable preds
         self.mov_pairs: list[tuple[Inst, _Var, _Var]] = []
@@ -237,10 +238,9 @@ class Cssa:
         if True:
             # value equality (Boissinot): a copy holds its source's value; sources
             # dominate their copies, so one pass in dominance order resolves chains
-            for var in sorted(self.vars.values(), key=self._key):
-                src = self.copy_of.get(var.id)
-                if src is not None:
-                    var.value = src.value
+            copies = [self.vars[i] for i in self.copy_of if i in self.vars]
+            for var in sorted(copies, key=self._key):
+                var.value = self.copy_of[var.id].value
         if self.simt is not None:
             for var in self.vars.values():
                 if var.origin is not None:
@@ -381,7 +381,7 @@ class Cssa:
     def _cleanup(self) -> None:
         """Phase 5: erase the copies of phis whose result nothing reads."""
         for bi in list(self.consumer):
-            keep: list[_VCopy] = []
+            keep: list[tuple[_Var, _Var]] = []
             for res, web in self.consumer[bi]:
                 if res.id in self.uses:
                     keep.append((res, web))
@@ -479,8 +479,10 @@ class Cssa:
             return True
         if x.type != y.type or (x.pinned and y.pinned and x.pinned != y.pinned):
             return False
-        if simt and self.divergence_aware and (
-            (x.has_uniform and y.has_mixing) or (y.has_uniform and x.has_mixing)
+        if (
+            simt
+            and self.divergence_aware
+            and ((x.has_uniform and y.has_mixing) or (y.has_uniform and x.has_mixing))
         ):
             self.stats.divergence_blocked += 1
             self._say(2, f"  keep apart (divergence): {self._show(a)} / {self._show(b)}")
@@ -510,7 +512,7 @@ class Cssa:
                 if isinstance(src, _Var) and reach(src.block):
                     self.try_merge(t, src, simt=False)
         if self.level >= LEVEL_SIMT:
-            aff: list[tuple[int, int, _Var, _Var]] = []
+            aff: list[tuple[int, int, _Var, _Var | str]] = []
             for bi, pc in self.producer.items():
                 for c, src in pc:
                     if isinstance(src, _Var) and reach(src.block):
@@ -520,7 +522,8 @@ class Cssa:
                     aff.append((-depth(bi), len(aff), res, web))
             aff.sort(key=lambda t: (t[0], t[1]))
             for _d, _k, a, b in aff:
-                self.try_merge(a, b)
+                if isinstance(b, _Var):
+                    self.try_merge(a, b)
         if self.level >= LEVEL_MOVS:
             for _inst, s, d in sorted(self.mov_pairs, key=lambda t: -depth(t[2].block)):
                 if reach(s.block) and reach(d.block):
@@ -545,30 +548,49 @@ class Cssa:
         asg = Assignment({})
         namer = _Namer(self.func, asg)
         names: dict[int, str] = {}  # id(class) -> register
+        single: dict[int, str] = {}  # var id -> register, for variables never merged
         taken: set[str] = set()
         classes: dict[int, _Class] = {}
+        loose: list[_Var] = []
         for var in self.vars.values():
-            k = self.class_of(var)
-            classes.setdefault(id(k), k)
-        order = sorted(classes.values(), key=lambda k: self._key(k.members[0]))
-        for k in order:
-            if k.pinned:
-                names[id(k)] = k.pinned
-                taken.add(k.pinned)
-        for k in order:
-            if id(k) in names:
+            k = self.cls.get(var.id)
+            if k is None:
+                loose.append(var)
+            else:
+                classes.setdefault(id(k), k)
+        key = self._key
+        order: list[tuple[tuple[int, float, int], _Class | _Var]] = [
+            (key(k.members[0]), k) for k in classes.values()
+        ]
+        order.extend((key(v), v) for v in loose)
+        order.sort(key=lambda t: t[0])
+        pinned = self.pinned_names
+        for _k, item in order:
+            if isinstance(item, _Class):
+                if item.pinned:
+                    names[id(item)] = item.pinned
+                    taken.add(item.pinned)
+            elif item.name in pinned:
+                single[item.id] = item.name
+                taken.add(item.name)
+        for _k, item in order:
+            members = item.members if isinstance(item, _Class) else [item]
+            if isinstance(item, _Class):
+                if id(item) in names:
+                    continue
+            elif item.id in single:
                 continue
             choice = None
-            for m in k.members:
+            for m in members:
                 if m.name and m.name not in taken and m.origin is not None:
-                    if m.name in self.pinned_names:
+                    if m.name in pinned:
                         continue
                     choice = m.name
                     break
             if choice is None:
-                base = next((m.name for m in k.members if m.name), "")
+                base = next((m.name for m in members if m.name), "")
                 if base:
-                    choice = namer.fresh(base, k.type)
+                    choice = namer.fresh(base, members[0].type)
                 else:
                     while True:
                         self.pcp_count += 1
@@ -576,12 +598,18 @@ class Cssa:
                         if choice not in namer.taken:
                             break
                     namer.taken.add(choice)
-                    asg.new_regs[choice] = k.type
+                    asg.new_regs[choice] = members[0].type
             taken.add(choice)
-            names[id(k)] = choice
+            if isinstance(item, _Class):
+                names[id(item)] = choice
+            else:
+                single[item.id] = choice
 
         def reg(v: _Var | str) -> str:
-            return v if isinstance(v, str) else names[id(self.class_of(v))]
+            if isinstance(v, str):
+                return v
+            k = self.cls.get(v.id)
+            return names[id(k)] if k is not None else single[v.id]
 
         for vid, var in self.vars.items():
             if vid < self.func.next_id:
@@ -798,11 +826,11 @@ def destruct_cssa(
     func: Func,
     *,
     level: int = LEVEL_THREAD,
-    uniform: Callable[[Value], bool] | None = None,
+    simt: SimtFacts | None = None,
     divergence_aware: bool = True,
 ) -> Assignment:
     """Leave SSA for one function (library entry for tests and benchmarks)."""
-    c = Cssa(func, level=level, uniform=uniform, divergence_aware=divergence_aware)
+    c = Cssa(func, level=level, simt=simt, divergence_aware=divergence_aware)
     c.build()
     c.coalesce()
     return c.assignment()
