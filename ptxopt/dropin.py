@@ -241,7 +241,16 @@ def optimize_with_server_or_here(
     text: str, name: str, arch: str | None, passes: str | None, knobs: Sequence[str]
 ) -> str:
     """Ask the resident server when there is one (see :mod:`ptxopt.server`), else work
-    in this process."""
+    in this process.  ``PTXOPT_SERVER=0`` turns the server off."""
+    if os.environ.get("PTXOPT_SERVER", "1") != "0":
+        from ptxopt import server
+
+        try:
+            result = server.request(text, name, arch, passes, list(knobs))
+        except server.RemoteError as e:
+            raise RuntimeError(str(e)) from None
+        if result is not None:
+            return result
     return optimize_text(text, name, arch, passes, knobs)
 
 
