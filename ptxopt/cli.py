@@ -246,7 +246,12 @@ def build_parser(extra_commands: Sequence[str] = ()) -> argparse.ArgumentParser:
 
 # Commands defined by other packages; importing them loads the interpreter (numpy),
 # which 'opt' and 'passes' do not need, so they are left out of those runs.
-EXTRA_COMMANDS = ("ptxopt.sim.cli", "ptxopt.report.analyze_cli", "ptxopt.report.isa_cli")
+EXTRA_COMMANDS = (
+    "ptxopt.sim.cli",
+    "ptxopt.report.analyze_cli",
+    "ptxopt.report.isa_cli",
+    "ptxopt.tools.batch",
+)
 _CORE_COMMANDS = frozenset({"opt", "passes"})
 
 
