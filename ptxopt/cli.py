@@ -251,6 +251,7 @@ EXTRA_COMMANDS = (
     "ptxopt.report.analyze_cli",
     "ptxopt.report.isa_cli",
     "ptxopt.tools.batch",
+    "ptxopt.tools.report",
 )
 _CORE_COMMANDS = frozenset({"opt", "passes"})
 
