@@ -38,7 +38,6 @@ import subprocess
 import sys
 import tempfile
 from collections.abc import Sequence
-from dataclasses import dataclass, field
 
 PROG = "ptxopt-ptxas"
 
@@ -104,14 +103,15 @@ PASSTHROUGH_VALUED = frozenset({"--input-as-string", "-ias", "--options-file", "
 ARCH_RE = re.compile(r"sm_(7[5-9]|[89][0-9]|1[0-2][0-9])[af]?")
 
 
-@dataclass
 class PtxasArgs:
-    """What the drop-in needs from a ptxas command line."""
+    """What the drop-in needs from a ptxas command line (a plain class: the drop-in
+    client avoids importing dataclasses)."""
 
-    argv: list[str]
-    inputs: list[int] = field(default_factory=list)  # indices into argv
-    arch: str | None = None
-    passthrough: str | None = None  # why the input must go to ptxas untouched
+    def __init__(self, argv: list[str]) -> None:
+        self.argv = argv
+        self.inputs: list[int] = []  # indices into argv
+        self.arch: str | None = None
+        self.passthrough: str | None = None  # why the input must go to ptxas untouched
 
 
 def _split(arg: str) -> tuple[str, str | None]:
