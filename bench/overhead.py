@@ -100,8 +100,6 @@ def main() -> int:
     # an installed package has its bytecode compiled; do the same for this checkout
     compileall.compile_dir(str(ROOT / "ptxopt"), quiet=1)
     from ptxopt import server
-    from ptxopt.driver import optimize
-    from ptxopt.triton import optimize_ptx
 
     files = []
     for p in sorted(CORPUS.glob(args.files)):
@@ -120,6 +118,27 @@ def main() -> int:
     env["PTXOPT_QUIET"] = "1"
     cold = dict(env, PTXOPT_SERVER="0")
     dropin = write_launcher(tmp)
+    try:
+        return measure(args, files, tmp, env, cold, dropin)
+    finally:
+        pid = server.ping(
+            os.path.join(env["PTXOPT_SERVER_DIR"], os.path.basename(server.socket_path()))
+        )
+        if pid is not None:
+            os.kill(pid, 15)
+        shutil.rmtree(tmp, ignore_errors=True)
+
+
+def measure(
+    args: argparse.Namespace,
+    files: list[tuple[Path, str]],
+    tmp: Path,
+    env: dict[str, str],
+    cold: dict[str, str],
+    dropin: Path,
+) -> int:
+    from ptxopt.driver import optimize
+    from ptxopt.triton import optimize_ptx
 
     t_opt, t_py = startup(env, max(args.repeat, 5), tmp)
     print(
@@ -195,12 +214,6 @@ def main() -> int:
         f"-p none in process: {lines_total} lines in {none_time:.2f} s "
         f"= {lines_total / none_time:,.0f} lines/s"
     )
-    pid = server.ping(
-        os.path.join(env["PTXOPT_SERVER_DIR"], os.path.basename(server.socket_path()))
-    )
-    if pid is not None:
-        os.kill(pid, 15)
-    shutil.rmtree(tmp, ignore_errors=True)
     return 0
 
 
