@@ -259,7 +259,8 @@ _CORE_COMMANDS = frozenset({"opt", "passes"})
 def main(argv: Sequence[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     command = next((a for a in argv if not a.startswith("-")), None)
-    parser = build_parser(() if command in _CORE_COMMANDS else EXTRA_COMMANDS)
+    core = command in _CORE_COMMANDS or (command is None and "--version" in argv)
+    parser = build_parser(() if core else EXTRA_COMMANDS)
     args = parser.parse_args(argv)
     try:
         return int(args.func(args) or 0)

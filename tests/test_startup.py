@@ -53,6 +53,11 @@ def test_opt_imports_no_numpy_nor_interpreter(tmp_path: Path) -> None:
     assert heavy(mods) == []
 
 
+def test_version_is_light() -> None:
+    mods = imported_modules("-m", "ptxopt.cli", "--version")
+    assert heavy(mods) == [] and "ptxopt.driver" not in mods
+
+
 def test_api_and_dropin_import_light() -> None:
     code = "import ptxopt, ptxopt.dropin; ptxopt.optimize; print(ptxopt.__version__)"
     mods = imported_modules("-c", code)
