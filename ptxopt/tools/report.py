@@ -30,6 +30,7 @@ MAX_DIFF_LINES = 4000
 MAX_EXPLAINED = 400  # varying registers with a why-chain, per function
 BOX_W = 300
 LINE_H = 13
+CHAR_W = 6.7  # 11px monospace
 
 
 @dataclass
@@ -124,6 +125,8 @@ def function_view(func: Any, res: Any, fr: dict[str, Any], mod: Any, md: Any) ->
             loops.depth_of(b.index),
         )
         bv.h = LINE_H * (len(lines) + 1) + 8
+        widest = max([len(ln) for ln in lines] + [len(label) + 30])
+        bv.w = max(BOX_W, min(CHAR_W * widest + 14, 900))
         blocks.append(bv)
     edges = [
         (b.index, s.index, (b.index, s.index) in latches) for b in func.blocks for s in b.succs
@@ -178,16 +181,17 @@ def _layout_grandalf(view: FuncView) -> None:
     x_off = 0.0
     for comp in g.C:
         sug = SugiyamaLayout(comp)
-        sug.xspace, sug.yspace = 30, 40
+        sug.xspace, sug.yspace = 40, 40
         roots = [verts[0]] if verts[0] in comp.sV else None
         sug.init_all(roots=roots)
         sug.draw()
         cx = [v.view.xy[0] for v in comp.sV]
-        shift = x_off - min(cx) + BOX_W / 2
+        left = min(x - view.blocks[v.data].w / 2 for x, v in zip(cx, comp.sV, strict=True))
+        shift = x_off - left
         for v in comp.sV:
             b = view.blocks[v.data]
             b.x, b.y = v.view.xy[0] + shift, v.view.xy[1]
-        x_off = max(view.blocks[v.data].x for v in comp.sV) + BOX_W / 2 + 40
+        x_off = max(view.blocks[v.data].x + view.blocks[v.data].w / 2 for v in comp.sV) + 40
 
 
 def _layout_layers(view: FuncView) -> None:
@@ -220,9 +224,12 @@ def _layout_layers(view: FuncView) -> None:
     for lvl in sorted(rows):
         members = rows[lvl]
         h = max(view.blocks[b].h for b in members)
-        for k, b in enumerate(members):
-            view.blocks[b].x = k * (BOX_W + 30)
-            view.blocks[b].y = y + h / 2
+        x = 0.0
+        for b in members:
+            blk = view.blocks[b]
+            blk.x = x + blk.w / 2
+            blk.y = y + h / 2
+            x += blk.w + 30
         y += h + 40
 
 
@@ -271,10 +278,10 @@ def render_svg(view: FuncView) -> str:
         x2, y2 = t.x, t.y - t.h / 2
         cls = "edge back" if back or y2 <= y1 else "edge"
         if a == c or y2 <= y1:  # loop back: go round the right side
-            xr = max(s.x, t.x) + BOX_W / 2 + 20
+            xr = max(s.x + s.w / 2, t.x + t.w / 2) + 30
             d = (
-                f"M{x1 + BOX_W / 2:.0f},{s.y:.0f} C{xr:.0f},{s.y:.0f} "
-                f"{xr:.0f},{t.y:.0f} {t.x + BOX_W / 2:.0f},{t.y:.0f}"
+                f"M{s.x + s.w / 2:.0f},{s.y:.0f} C{xr:.0f},{s.y:.0f} "
+                f"{xr:.0f},{t.y:.0f} {t.x + t.w / 2:.0f},{t.y:.0f}"
             )
         else:
             my = (y1 + y2) / 2
