@@ -57,8 +57,9 @@ def socket_path() -> str:
     from ptxopt import __version__
 
     here = os.path.dirname(os.path.abspath(__file__))
-    key = hashlib.sha256(f"{sys.executable}\0{here}\0{__version__}".encode()).hexdigest()[:16]
-    return os.path.join(server_dir(), f"server-{key}.sock")
+    key = hashlib.sha256(f"{sys.executable}\0{here}\0{__version__}".encode()).hexdigest()[:12]
+    # short: a Unix socket path has at most 107 bytes
+    return os.path.join(server_dir(), f"s-{key}.sock")
 
 
 def _send(sock: socket.socket, obj: dict[str, Any]) -> None:
@@ -218,7 +219,7 @@ def _bind(path: str) -> socket.socket | None:
             return None
         os.unlink(path)  # left by a server that died
     sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-    tmp = f"{path}.{os.getpid()}.tmp"
+    tmp = os.path.join(os.path.dirname(path), f".{os.getpid()}.tmp")
     sock.bind(tmp)
     os.chmod(tmp, 0o600)
     sock.listen(64)
