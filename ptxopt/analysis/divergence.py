@@ -975,15 +975,19 @@ def analyze_module(mod: IRModule, *, max_rounds: int | None = None) -> ModuleDiv
 # the two pipeline runs
 
 
-def propagate_varying(func: Func, am: AnalysisManager, phase: int = 53) -> Divergence:
+def propagate_varying(
+    func: Func, am: AnalysisManager, phase: int = 53, *, module: bool = True
+) -> Divergence:
     """Phase 53 (``OriPropagateVaryingFirst``) or 70 (``OriPropagateVaryingSecond``): drop
-    any cached divergence of ``func`` (and of its bound module) and recompute from scratch."""
+    any cached divergence of ``func`` (and of its bound module) and recompute from scratch.
+    ``module=False`` keeps the module's result: a pass that runs this on every function
+    of an unchanged module recomputes the module once, not once per function."""
     if phase not in PHASES:
         raise ValueError(f"varying propagation runs at phases {sorted(PHASES)}, not {phase}")
     keep = frozenset(c for c in am.cached_analyses(func) if c is not Divergence)
     am.invalidate(func, keep)
     mod = _MODULE_OF.get(func)
-    if mod is not None:
+    if mod is not None and module:
         am.invalidate(mod)
     return am.get(Divergence, func)
 
