@@ -23,6 +23,7 @@ from ptxopt.sim.machine import Machine, Op, Stats, Violation, W
 from ptxopt.sim.memory import Memory
 from ptxopt.sim.ops import Decoder
 from ptxopt.sim.program import FuncInfo, Program, build_program, type_bytes, var_size
+from ptxopt.sim.tma import TensorMap
 from ptxopt.sim.values import TYPES
 
 Dim = int | tuple[int, ...] | list[int]
@@ -259,7 +260,14 @@ def launch(
     for i, (p, a) in enumerate(zip(params, args, strict=True)):
         off = (len(kp) + p.align - 1) // p.align * p.align
         kp += bytes(off - len(kp))
-        if (
+        if isinstance(a, TensorMap):
+            # a tensor map over an argument array (or an array of its own)
+            addr = next((ad for _j, arr, ad in arrays if arr is a.array), 0)
+            if not addr:
+                addr = mem.allocate(f"tensormap{i}", max(a.array.nbytes, 1), 256)
+                arrays.append((-1, a.array, addr))
+            kp += a.encode(addr)[: p.size] + bytes(max(0, p.size - 128))
+        elif (
             isinstance(a, np.ndarray)
             and a.ndim > 0
             and p.size == 8
