@@ -397,7 +397,7 @@ def _rows() -> list[IsaInstr]:
     )
     add(
         f,
-        "planned",
+        "run",
         "mma",
         "mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 {%f1, %f2, %f3, %f4}, {%r1, %r2, %r3, "
         "%r4}, {%r5, %r6}, {%f5, %f6, %f7, %f8};",
@@ -411,17 +411,17 @@ def _rows() -> list[IsaInstr]:
     )
     add(
         f,
-        "planned",
+        "run",
         "ldmatrix",
         "ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%r1, %r2, %r3, %r4}, [%r5];",
     )
-    add(f, "planned", "stmatrix", "stmatrix.sync.aligned.m8n8.x2.shared.b16 [%r5], {%r1, %r2};")
+    add(f, "run", "stmatrix", "stmatrix.sync.aligned.m8n8.x2.shared.b16 [%r5], {%r1, %r2};")
     add(f, "planned", "movmatrix", "movmatrix.sync.aligned.m8n8.trans.b16 %r1, %r2;")
     # -- warpgroup matrix (9.7.15) -------------------------------------------------------
     f = "warpgroup-matrix"
     add(
         f,
-        "planned",
+        "run",
         "wgmma.mma_async",
         "wgmma.mma_async.sync.aligned.m64n8k16.f32.f16.f16 {%f1, %f2, %f3, %f4}, %rd1, %rd2, "
         "%p1, 1, 1, 0, 0;",
@@ -433,9 +433,9 @@ def _rows() -> list[IsaInstr]:
         "wgmma.mma_async.sp.sync.aligned.m64n8k32.f32.f16.f16 {%f1, %f2, %f3, %f4}, %rd1, %rd2, "
         "%r1, 0, %p1, 1, 1, 0, 0;",
     )
-    add(f, "planned", "wgmma.fence", "wgmma.fence.sync.aligned;")
-    add(f, "planned", "wgmma.commit_group", "wgmma.commit_group.sync.aligned;")
-    add(f, "planned", "wgmma.wait_group", "wgmma.wait_group.sync.aligned 0;")
+    add(f, "run", "wgmma.fence", "wgmma.fence.sync.aligned;")
+    add(f, "run", "wgmma.commit_group", "wgmma.commit_group.sync.aligned;")
+    add(f, "run", "wgmma.wait_group", "wgmma.wait_group.sync.aligned 0;")
     # -- TensorCore 5th generation (9.7.16) ------------------------------------------------
     f = "tcgen05"
     add(

@@ -46,6 +46,7 @@ from ptxopt.sim.ops import (  # noqa: F401  (each import registers a family's ha
     convert,
     floating,
     integer,
+    matrix,
     memory,
     moves,
     stack,
