@@ -88,5 +88,9 @@ def test_corpus_launch(path: str, ln: dict[str, Any]) -> None:
     ref = getattr(REFS, ln["reference"])
     expected = ref(before, ln)
     tol = REFS.TOLERANCE.get(ln["reference"])
+    if ln["reference"] in getattr(REFS, "BF16_VALUES", ()):
+        bf = [a["dtype"] == "bfloat16" for a in ln["args"]]
+        args = [REFS.bf16_bits_to_f32(g) if f else g for g, f in zip(args, bf, strict=True)]
+        expected = [REFS.bf16_bits_to_f32(e) if f else e for e, f in zip(expected, bf, strict=True)]
     for i, (g, e) in enumerate(zip(args, expected, strict=True)):
         _compare(ln["reference"], g, e, tol, f"{path} {ln['kernel']} argument {i}")

@@ -729,6 +729,7 @@ def other_launches():
             )
         ],
         **layer_norm_launches(),
+        **tensor_core_launches(),
         # the ~44k-line unrolled kernel: 2 heads of 80 queries/keys, head dim 128
         "triton/attention_fwd_fp32_ieee.sm80.ptx": [
             L(
@@ -807,6 +808,137 @@ def other_launches():
                     sc("int32", 300),
                 ],
                 "ref_block_bitcount",
+            )
+        ],
+    }
+
+
+def _mm(kernel_file, dtype, m, n, k, grid, block, shared, seed):
+    """Triton's matmul (kernels.py): row-major A [m, k], B [k, n], C [m, n]; sizes that
+    are multiples of 16 (the divisibility hints) but not of the tiles, so the last tiles
+    are masked."""
+    return L(
+        "matmul",
+        grid,
+        block,
+        [
+            arr(dtype, m * k, "random", seed, low=-1.0, high=1.0),
+            arr(dtype, k * n, "random", seed + 1, low=-1.0, high=1.0),
+            arr(dtype, m * n),
+            sc("int32", m),
+            sc("int32", n),
+            sc("int32", k),
+            sc("int32", k),
+            sc("int32", 1),
+            sc("int32", n),
+            sc("int32", 1),
+            sc("int32", n),
+            sc("int32", 1),
+            NULL,
+            NULL,
+        ],
+        "ref_tt_matmul",
+        shared,
+    )
+
+
+def _attn_fwd(dtype, heads, seq, grid, block, shared, seed):
+    size = heads * seq * 64
+    return L(
+        "attention_fwd",
+        grid,
+        block,
+        [
+            arr(dtype, size, "random", seed, low=-1.0, high=1.0),
+            arr(dtype, size, "random", seed + 1, low=-1.0, high=1.0),
+            arr(dtype, size, "random", seed + 2, low=-1.0, high=1.0),
+            arr(dtype, size),
+            arr("float32", heads * seq),
+            sc("float32", 0.125),
+            sc("int32", seq),
+            NULL,
+            NULL,
+        ],
+        "ref_tt_attention_fwd_causal",
+        shared,
+    )
+
+
+def _attn_bwd(dtype, heads, seq, grid, block, shared, seed):
+    size = heads * seq * 64
+    return L(
+        "attention_bwd",
+        grid,
+        block,
+        [
+            arr(dtype, size, "random", seed, low=-1.0, high=1.0),
+            arr(dtype, size, "random", seed + 1, low=-1.0, high=1.0),
+            arr(dtype, size, "random", seed + 2, low=-1.0, high=1.0),
+            arr(dtype, size, "random", seed + 3, low=-1.0, high=1.0),
+            arr("float32", size),
+            arr(dtype, size),
+            arr(dtype, size),
+            arr("float32", heads * seq, "random", seed + 4, low=2.0, high=4.0),
+            arr("float32", heads * seq, "random", seed + 5, low=-0.5, high=0.5),
+            sc("float32", 0.125),
+            sc("int32", seq),
+            NULL,
+            NULL,
+        ],
+        "ref_tt_attention_bwd_causal",
+        shared,
+    )
+
+
+def tensor_core_launches():
+    """The tensor-core Triton kernels (ldmatrix/mma.sync on sm_80, wgmma on sm_90a),
+    the FMA matmul, and the fp8 GEMM.  Shared sizes cover Triton's allocation."""
+    fp8 = dict(low=0x18, high=0x48)  # e4m3 bit patterns of 1/16 .. 4 (no NaN)
+    m, n, k = 144, 80, 96
+    return {
+        "triton/matmul_fp16.sm80.ptx": [
+            _mm("matmul", "float16", 80, 48, 48, [2, 1, 1], 128, 32768, 130)
+        ],
+        "triton/matmul_fp16.sm90a.ptx": [
+            _mm("matmul", "float16", 144, 80, 96, [2, 1, 1], 128, 131072, 132)
+        ],
+        "triton/matmul_fp32_ieee.sm90.ptx": [
+            _mm("matmul", "float32", 80, 72, 160, [2, 2, 1], 32, 65536, 134)
+        ],
+        "triton/attention_fwd_fp16.sm80.ptx": [
+            _attn_fwd("float16", 2, 80, [2, 2, 1], 128, 65536, 140)
+        ],
+        "triton/attention_fwd_fp16.sm90a.ptx": [
+            _attn_fwd("float16", 2, 144, [2, 2, 1], 256, 131072, 145)
+        ],
+        "triton/attention_bwd_fp16.sm80.ptx": [
+            _attn_bwd("float16", 2, 80, [2, 2, 1], 128, 65536, 150)
+        ],
+        "triton/attention_bwd_bf16.sm90a.ptx": [
+            _attn_bwd("bfloat16", 2, 80, [2, 2, 1], 128, 131072, 160)
+        ],
+        "triton/fp8_matmul.sm90a.ptx": [
+            L(
+                "fp8_matmul",
+                2,
+                256,
+                [
+                    arr("uint8", m * k, "randint", 170, **fp8),
+                    arr("uint8", n * k, "randint", 171, **fp8),
+                    arr("float16", m * n),
+                    sc("float32", 0.5),
+                    sc("float32", 0.25),
+                    sc("int32", m),
+                    sc("int32", n),
+                    sc("int32", k),
+                    sc("int32", k),
+                    sc("int32", k),
+                    sc("int32", n),
+                    NULL,
+                    NULL,
+                ],
+                "ref_tt_fp8_matmul",
+                131072,
             )
         ],
     }
@@ -922,8 +1054,6 @@ def main():
             launches = json.loads(json.dumps(cl.get(os.path.basename(rel).split(".")[0], [])))
         else:
             launches = json.loads(json.dumps(ol.get(rel, [])))
-        if tc:
-            launches = []
         for l in launches:
             if rel in TRITON_SHARED and not l["shared_bytes"]:
                 l["shared_bytes"] = TRITON_SHARED[rel]

@@ -22,7 +22,17 @@ TOLERANCE = {
     "ref_tt_layer_norm_fwd": (1e-5, 1e-5),  # tree-shaped sums, sqrt + division
     "ref_tt_layer_norm_bwd": (1e-5, 1e-5),  # tree-shaped sums
     "ref_tt_attention_fwd": (1e-5, 1e-5),  # ex2.approx, online softmax, FMA order
+    # tensor-core products: exact products, fp32 sums in the instruction's order, then
+    # an fp16 result (half an fp16 ulp is 4.9e-4 relative)
+    "ref_tt_matmul": (2e-3, 2e-3),
+    # P is rounded to fp16 before the PV product, ex2.approx, online softmax
+    "ref_tt_attention_fwd_causal": (1e-2, 1e-2),
+    # dS and P rounded to fp16/bf16 before their products; dQ summed by atomics
+    "ref_tt_attention_bwd_causal": (3e-2, 3e-2),
+    "ref_tt_fp8_matmul": (2e-3, 2e-3),  # exact e4m3 products, fp32 sums, fp16 result
 }
+# arrays of these references hold bf16 bit patterns: compare them as float32
+BF16_VALUES = {"ref_tt_attention_bwd_causal"}
 
 INT32_MIN = -(2**31)
 
@@ -587,6 +597,105 @@ def ref_tt_attention_fwd(args, launch=None):
     out = ((p / total) @ vf).astype(np.float32).reshape(-1)
     lse_out = (m[..., 0] + np.log2(total[..., 0])).astype(np.float32).reshape(-1)
     return [q, k, v, out, lse_out] + list(args[5:])
+
+
+def _tofloat(a):
+    """float64 values of a float array or of bf16 bit patterns (uint16)."""
+    if a.dtype == np.uint16:
+        return bf16_bits_to_f32(a).astype(np.float64)
+    return a.astype(np.float64)
+
+
+def _like(x, a):
+    """float64 values -> the element type of ``a`` (bf16 bit patterns for uint16)."""
+    if a.dtype == np.uint16:
+        return f32_to_bf16_bits(x.astype(np.float32))
+    return x.astype(a.dtype)
+
+
+def ref_tt_matmul(args, launch=None):
+    # tolerance: C = A @ B for row-major A [M, K], B [K, N] given by the strides
+    a, b, c = args[:3]
+    m, n, k, sam, sak, sbk, sbn, scm, scn = (int(x) for x in args[3:12])
+    ia = np.arange(m)[:, None] * sam + np.arange(k)[None, :] * sak
+    ib = np.arange(k)[:, None] * sbk + np.arange(n)[None, :] * sbn
+    prod = a.astype(np.float64)[ia] @ b.astype(np.float64)[ib]
+    out = c.copy()
+    out[np.arange(m)[:, None] * scm + np.arange(n)[None, :] * scn] = prod.astype(c.dtype)
+    return [a, b, out] + list(args[3:])
+
+
+def _causal_scores(q, k, heads, s_len, scale):
+    d = q.size // (heads * s_len)
+    shape = (heads, s_len, d)
+    qf, kf = (_tofloat(x).reshape(shape) for x in (q, k))
+    s = qf @ kf.transpose(0, 2, 1) * float(scale) / np.log(2.0)
+    mask = np.tril(np.ones((s_len, s_len), dtype=bool))
+    return np.where(mask, s, -np.inf), mask, shape
+
+
+def ref_tt_attention_fwd_causal(args, launch=None):
+    # tolerance: causal softmax(Q K^T * scale) V in the log2 domain; L = max + log2(sum)
+    q, k, v, o, lse, scale, seq_len = args[:7]
+    s_len = int(seq_len)
+    heads = lse.size // s_len
+    s, _, shape = _causal_scores(q, k, heads, s_len, scale)
+    m = s.max(-1, keepdims=True)
+    p = np.exp2(s - m)
+    total = p.sum(-1, keepdims=True)
+    out = (p / total) @ _tofloat(v).reshape(shape)
+    lse_out = (m[..., 0] + np.log2(total[..., 0])).astype(np.float32).reshape(-1)
+    return [q, k, v, _like(out.reshape(-1), o), lse_out] + list(args[5:])
+
+
+def ref_tt_attention_bwd_causal(args, launch=None):
+    # tolerance: the kernel's backward with the given L (log2-sum-exp2) and Delta:
+    # P = exp2(S - L) (causal), dV = P^T dO, dS = P * (dO V^T - Delta),
+    # dK = dS^T Q * scale, dQ = dS K * scale (DQ accumulates onto its contents)
+    q, k, v, do, dq, dk, dv, lse, delta, scale, seq_len = args[:11]
+    s_len = int(seq_len)
+    heads = lse.size // s_len
+    s, mask, shape = _causal_scores(q, k, heads, s_len, scale)
+    lf = lse.astype(np.float64).reshape(heads, s_len, 1)
+    p = np.where(mask, np.exp2(s - lf), 0.0)
+    dof = _tofloat(do).reshape(shape)
+    qf, kf, vf = (_tofloat(x).reshape(shape) for x in (q, k, v))
+    dv_out = p.transpose(0, 2, 1) @ dof
+    dp = dof @ vf.transpose(0, 2, 1)
+    ds = p * (dp - delta.astype(np.float64).reshape(heads, s_len, 1))
+    sc = float(scale)
+    dk_out = ds.transpose(0, 2, 1) @ qf * sc
+    dq_out = dq.astype(np.float64).reshape(shape) + ds @ kf * sc
+    return [
+        q,
+        k,
+        v,
+        do,
+        dq_out.astype(np.float32).reshape(-1),
+        _like(dk_out.reshape(-1), dk),
+        _like(dv_out.reshape(-1), dv),
+    ] + list(args[7:])
+
+
+def e4m3_to_f64(bits):
+    b = np.asarray(bits, dtype=np.int64)
+    e = (b >> 3) & 15
+    f = b & 7
+    mag = np.where(e == 0, f / 8.0 * 2.0**-6, (1 + f / 8.0) * 2.0 ** (e - 7.0))
+    mag = np.where((e == 15) & (f == 7), np.nan, mag)
+    return np.where(b & 0x80, -mag, mag)
+
+
+def ref_tt_fp8_matmul(args, launch=None):
+    # tolerance: C = (A a_scale) @ (B b_scale)^T with A [M, K], B [N, K] e4m3 row-major
+    a, b, c, a_scale, b_scale = args[:5]
+    m, n, k, sam, sbn, scm = (int(x) for x in args[5:11])
+    A = e4m3_to_f64(a)[np.arange(m)[:, None] * sam + np.arange(k)[None, :]]
+    B = e4m3_to_f64(b)[np.arange(n)[:, None] * sbn + np.arange(k)[None, :]]
+    acc = (A @ B.T).astype(np.float32) * (np.float32(a_scale) * np.float32(b_scale))
+    out = c.copy()
+    out[np.arange(m)[:, None] * scm + np.arange(n)[None, :]] = acc.astype(c.dtype)
+    return [a, b, out] + list(args[3:])
 
 
 # ----------------------------------------------------------------------------- numba
