@@ -37,9 +37,9 @@ LAYOUT = {
     "fill_mode": (24, "<I", 1),
     "magic": (28, "<I", 1),
     "global_dim": (32, "<I", 5),
-    "global_stride": (52, "<Q", 4),  # bytes, of dimensions 1..4 (dimension 0 is dense)
-    "box_dim": (84, "<I", 5),
-    "element_stride": (104, "<I", 5),
+    "global_stride": (56, "<Q", 4),  # bytes, of dimensions 1..4 (dimension 0 is dense)
+    "box_dim": (88, "<I", 5),
+    "element_stride": (108, "<I", 5),
 }
 MAGIC = 0x544D4150  # "TMAP"
 # CUtensorMapDataType -> element size in bytes
@@ -236,9 +236,9 @@ def op_tensormap(d: Any, ins: Instr, pc: int) -> Op:
         v = np.broadcast_to(np.asarray(val_r(m, s)), t.shape)
         if (o >= n).any():
             raise SimError(span, f"'{ins.name}': ordinal out of range")
-        if fld == "global_stride":
-            # the ISA's ordinal i names the stride of dimension i (i >= 1)
-            o = o - 1
+        if fld == "rank":  # the field holds rank - 1
+            v = np.asarray(v).astype(np.uint32) + np.uint32(1)
+        # global_stride ordinal i is the stride of dimension i + 1 (dimension 0 is dense)
         a = a + off + o * size
         m.mem.store(sp, a, t, size, v, span)
         # a map built on the device carries the interpreter's layout tag

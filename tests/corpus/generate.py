@@ -941,6 +941,29 @@ def tensor_core_launches():
                 131072,
             )
         ],
+        # tensor descriptors built on the device (tensormap.replace) in the global scratch
+        # Triton asks for (384 bytes per program), TMA loads with mbarriers, TMA stores
+        "triton/fp8_matmul_tma.sm90a.ptx": [
+            L(
+                "fp8_matmul_tma",
+                2,
+                256,
+                [
+                    arr("uint8", m * k, "randint", 172, **fp8),
+                    arr("uint8", n * k, "randint", 173, **fp8),
+                    arr("float16", m * n),
+                    sc("float32", 0.5),
+                    sc("float32", 0.25),
+                    sc("int32", m),
+                    sc("int32", n),
+                    sc("int32", k),
+                    arr("uint8", 2 * 384),
+                    NULL,
+                ],
+                "ref_tt_fp8_matmul_tma",
+                229376,
+            )
+        ],
     }
 
 

@@ -30,6 +30,7 @@ TOLERANCE = {
     # dS and P rounded to fp16/bf16 before their products; dQ summed by atomics
     "ref_tt_attention_bwd_causal": (3e-2, 3e-2),
     "ref_tt_fp8_matmul": (2e-3, 2e-3),  # exact e4m3 products, fp32 sums, fp16 result
+    "ref_tt_fp8_matmul_tma": (2e-3, 2e-3),
 }
 # arrays of these references hold bf16 bit patterns: compare them as float32
 BF16_VALUES = {"ref_tt_attention_bwd_causal"}
@@ -696,6 +697,15 @@ def ref_tt_fp8_matmul(args, launch=None):
     out = c.copy()
     out[np.arange(m)[:, None] * scm + np.arange(n)[None, :]] = acc.astype(c.dtype)
     return [a, b, out] + list(args[3:])
+
+
+def ref_tt_fp8_matmul_tma(args, launch=None):
+    # tolerance: as ref_tt_fp8_matmul (contiguous A [M, K], B [N, K], C [M, N]); the
+    # global scratch holds the kernel's tensor maps, whose encoding is the
+    # implementation's (None: not compared)
+    m, n, k = (int(x) for x in args[5:8])
+    out = ref_tt_fp8_matmul(list(args[:8]) + [k, k, n])
+    return out[:8] + [None, args[9]]
 
 
 # ----------------------------------------------------------------------------- numba
