@@ -730,6 +730,7 @@ def other_launches():
         ],
         **layer_norm_launches(),
         **tensor_core_launches(),
+        **library_launches(),
         # the ~44k-line unrolled kernel: 2 heads of 80 queries/keys, head dim 128
         "triton/attention_fwd_fp32_ieee.sm80.ptx": [
             L(
@@ -967,6 +968,66 @@ def tensor_core_launches():
     }
 
 
+_CUB_SINGLE_TILE = (
+    "_ZN3cub17CUB_300001_SM_{sm}06detail10radix_sort31DeviceRadixSortSingleTileKernelINS1_5radix"
+    "10policy_hubI{hub}10Policy1000ELNS0_9SortOrderE{order}E{tail}"
+)
+_CUB_PAIRS = ("jijE", "0", "jijNS1_21identity_decomposer_tEEEvPKT1_PSA_PKT2_PSE_T3_iiT4_")
+_CUB_KEYS_DESC = (
+    "fNS0_8NullTypeEjE",
+    "1",
+    "fS6_jNS1_21identity_decomposer_tEEEvPKT1_PSB_PKT2_PSF_T3_iiT4_",
+)
+
+
+def library_launches():
+    """Library kernels launched as their host code launches them (see
+    docs/running-library-kernels.md): CUB's single-tile radix sort (one CTA of the
+    policy's 256 threads sorts up to a tile; the decomposer is an empty struct)."""
+    out = {}
+    for sm in ("80", "90"):
+        hub, order, tail = _CUB_PAIRS
+        pairs = _CUB_SINGLE_TILE.format(sm=sm, hub=hub, order=order, tail=tail)
+        hub, order, tail = _CUB_KEYS_DESC
+        keys = _CUB_SINGLE_TILE.format(sm=sm, hub=hub, order=order, tail=tail)
+        n = 1500
+        out[f"cub/radix_sort.sm{sm}.ptx"] = [
+            L(
+                pairs,
+                1,
+                256,
+                [
+                    arr("uint32", n, "randint", 180, low=0, high=2**32 - 1),
+                    arr("uint32", n),
+                    arr("int32", n, "iota"),
+                    arr("int32", n),
+                    sc("uint32", n),
+                    sc("int32", 0),
+                    sc("int32", 32),
+                    sc("uint8", 0),
+                ],
+                "ref_cub_sort_pairs",
+            ),
+            L(
+                keys,
+                1,
+                256,
+                [
+                    arr("float32", n, "random", 181, low=-100.0, high=100.0),
+                    arr("float32", n),
+                    NULL,
+                    NULL,
+                    sc("uint32", n),
+                    sc("int32", 0),
+                    sc("int32", 32),
+                    sc("uint8", 0),
+                ],
+                "ref_cub_sort_keys_descending",
+            ),
+        ]
+    return out
+
+
 def layer_norm_launches():
     """Triton layer norm forward/backward: rows of n (a multiple of 16, as the
     compile-time divisibility hint promises) inside rows of `stride` elements."""
@@ -1013,7 +1074,15 @@ def layer_norm_launches():
     return out
 
 
-_SCALAR_WIDTH = {"int32": 32, "uint32": 32, "float32": 32, "int64": 64, "uint64": 64, "float64": 64}
+_SCALAR_WIDTH = {
+    "uint8": 8,
+    "int32": 32,
+    "uint32": 32,
+    "float32": 32,
+    "int64": 64,
+    "uint64": 64,
+    "float64": 64,
+}
 
 
 def check_launch(path, entries, launch):

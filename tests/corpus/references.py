@@ -708,6 +708,28 @@ def ref_tt_fp8_matmul_tma(args, launch=None):
     return out[:8] + [None, args[9]]
 
 
+# ----------------------------------------------------------------------------- CUB
+
+
+def ref_cub_sort_pairs(args, launch=None):
+    # exact: keys ascending, values carried along; radix sort is stable
+    keys, _, vals = args[:3]
+    n = int(args[4])
+    order = np.argsort(keys[:n], kind="stable")
+    ko, vo = args[1].copy(), args[3].copy()
+    ko[:n], vo[:n] = keys[:n][order], vals[:n][order]
+    return [keys, ko, vals, vo] + list(args[4:])
+
+
+def ref_cub_sort_keys_descending(args, launch=None):
+    # exact: distinct random floats (no zeros, no NaN) in descending order
+    keys = args[0]
+    n = int(args[4])
+    ko = args[1].copy()
+    ko[:n] = np.sort(keys[:n])[::-1]
+    return [keys, ko] + list(args[2:])
+
+
 # ----------------------------------------------------------------------------- numba
 # numba 1-D arrays occupy 7 argument slots; the data pointer is the 5th (index 4 and 11).
 
