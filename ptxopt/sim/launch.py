@@ -55,6 +55,18 @@ class LaunchResult(Stats):
         )
 
 
+@dataclass
+class ParamBlob:
+    """A by-value parameter given as raw bytes (a library's ``Params`` struct built by
+    its host code), with the arrays its pointer fields point to: ``pointers`` maps a
+    byte offset of ``data`` to an array that the launch places in global memory and
+    whose address it writes there (8 bytes, little endian); the arrays are updated in
+    place after the run like argument arrays."""
+
+    data: bytes
+    pointers: dict[int, np.ndarray] = field(default_factory=dict)
+
+
 @dataclass(slots=True)
 class Compiled:
     prog: Program
@@ -260,7 +272,18 @@ def launch(
     for i, (p, a) in enumerate(zip(params, args, strict=True)):
         off = (len(kp) + p.align - 1) // p.align * p.align
         kp += bytes(off - len(kp))
-        if isinstance(a, TensorMap):
+        if isinstance(a, ParamBlob):
+            blob = bytearray(a.data)
+            for off, arr in a.pointers.items():
+                addr = next((ad for _j, x, ad in arrays if x is arr), 0)
+                if not addr:
+                    addr = mem.allocate(f"arg{i}@{off}", max(arr.nbytes, 1), 256)
+                    arrays.append((-1, arr, addr))
+                blob[off : off + 8] = addr.to_bytes(8, "little")
+            if len(blob) > p.size:
+                raise SimError(entry.fn.span, f"parameter blob of {len(blob)} bytes for {p.name}")
+            kp += bytes(blob) + bytes(p.size - len(blob))
+        elif isinstance(a, TensorMap):
             # a tensor map over an argument array (or an array of its own)
             addr = next((ad for _j, arr, ad in arrays if arr is a.array), 0)
             if not addr:

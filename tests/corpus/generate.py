@@ -904,7 +904,7 @@ def tensor_core_launches():
             _mm("matmul", "float16", 144, 80, 96, [2, 1, 1], 128, 131072, 132)
         ],
         "triton/matmul_fp32_ieee.sm90.ptx": [
-            _mm("matmul", "float32", 80, 72, 160, [2, 2, 1], 32, 65536, 134)
+            _mm("matmul", "float32", 80, 72, 120, [2, 2, 1], 32, 65536, 134)
         ],
         "triton/attention_fwd_fp16.sm80.ptx": [
             _attn_fwd("float16", 2, 80, [2, 2, 1], 128, 65536, 140)
@@ -980,11 +980,71 @@ _CUB_KEYS_DESC = (
 )
 
 
+# Output of tests/corpus/cutlass/host/tf32_gemm_params.cu for M N K alpha beta =
+# 200 136 72 1.5 0.5: grid (2, 2, 1), 128 threads, 65536 bytes of dynamic shared memory,
+# the 368-byte Params with placeholder pointers at offsets 64 (A), 112 (B), 192 (C), 272 (D).
+CUTLASS_TF32_PARAMS = (
+    "c80000008800000048000000020000000200000001000000000000000000000048000000000000000009000000000000"
+    "40e5ffffffffffff400000000000000000a0a0a0a0000000480000000000000048000000000000000009000000000000"
+    "40e5ffffffffffff400000000000000000b0b0b0b0000000480000000000000020020000000000004004000000000000"
+    "e0fdffffffffffffe0fdffffffffffff0011000000000000008800000000000000100100000000000022000000000000"
+    "00c0c0c0c0000000880000000000000020020000000000004004000000000000e0fdffffffffffffe0fdffffffffffff"
+    "001100000000000000880000000000000010010000000000002200000000000000d0d0d0d00000008800000000000000"
+    "0000c03f0000003f00000000000000000000000000000000000000000000000000000000000000000000000000000000"
+    "5000000000000000000000000000000000000000000000000000000000000000"
+)
+CUTLASS_TF32_KERNEL = (
+    "_ZN7cutlass6KernelINS_4gemm6kernel4GemmINS1_11threadblock13MmaMultistageINS1_9GemmShapeILi128E"
+    "Li128ELi16EEENS_9transform11threadblock28PredicatedTileAccessIteratorINS_11MatrixShapeILi128ELi1"
+    "6EEEfNS_6layout8RowMajorELi1ENS8_29PitchLinearWarpRakedThreadMapINS_16PitchLinearShapeILi16ELi"
+    "128EEELi128ENSG_ILi4ELi8EEELi4EEENS_5ArrayIfLi4ELb1EEELb0ENSD_9NoPermuteEEENS9_25RegularTileAcc"
+    "essIteratorISC_fNSD_37RowMajorTensorOpMultiplicandCrosswiseILi32ELi16EEELi0ESJ_Li16EEELNS_4arc"
+    "h14CacheOperation4KindE1ENSA_INSB_ILi16ELi128EEEfNSD_11ColumnMajorELi0ESJ_SL_Lb0ESM_EENSO_ISV_f"
+    "NSD_40ColumnMajorTensorOpMultiplicandCrosswiseILi32ELi16EEELi1ESJ_Li16EEELSU_1EfSE_NS4_9MmaPol"
+    "icyINS1_4warp11MmaTensorOpINS6_ILi64ELi64ELi16EEEfSQ_fSZ_fSE_NS12_17MmaTensorOpPolicyINSS_3Mm"
+    "aINS6_ILi16ELi8ELi8EEELi32ENS_10tfloat32_tESE_S18_SW_fSE_NSS_13OpMultiplyAddEEENSB_ILi1ELi1EEE"
+    "EELi1ELb0EbEENSB_ILi0ELi0EEES1E_Li1EEELi4ELNS1_23SharedMemoryClearOptionE0EbEENS_8epilogue11th"
+    "readblock8EpilogueIS7_S1D_Li1ENS1J_22PredicatedTileIteratorINS1J_26OutputTileOptimalThreadMapI"
+    "NS1J_15OutputTileShapeILi128ELi8ELi2ELi1ELi1EEENS1N_ILi1ELi8ELi1ELi1ELi8EEELi128ELi4ELi32EEEfL"
+    "b0ESM_Lb0EEENS1I_4warp24FragmentIteratorTensorOpIS14_S17_fSL_SE_EENS1S_20TileIteratorTensorOpI"
+    "S14_S17_fSE_EENS1J_18SharedLoadIteratorINS1Q_18CompactedThreadMapEfLi16EEENS1I_6thread17Linea"
+    "rCombinationIfLi4EffLNS20_9ScaleType4KindE0ELNS_15FloatRoundStyleE2EfEENSB_ILi0ELi8EEELi2ELi1"
+    "EEENS4_30GemmIdentityThreadblockSwizzleILi1EEELb0EEEEEvNT_6ParamsE"
+)
+
+
+def cutlass_launches():
+    """CUTLASS example 14 (Ampere TF32 tensor-op GEMM) with the Params its host code
+    builds (tests/corpus/cutlass/host/tf32_gemm_params.cu)."""
+    m, n, k = 200, 136, 72
+    ptr = {"A": (64, m * k, 190), "B": (112, n * k, 191), "C": (192, m * n, 192)}
+    pointers = [
+        dict(arr("float32", size, "random", seed, low=-1.0, high=1.0), offset=off)
+        for off, size, seed in ptr.values()
+    ] + [dict(arr("float32", m * n), offset=272)]
+    blob = {"kind": "blob", "hex": "".join(CUTLASS_TF32_PARAMS), "pointers": pointers}
+    return {
+        "cutlass/ampere_tf32_gemm.sm80.ptx": [
+            L(
+                CUTLASS_TF32_KERNEL,
+                [2, 2, 1],
+                128,
+                [blob],
+                "ref_cutlass_tf32_gemm",
+                65536,
+                problem=[m, n, k],
+                alpha=1.5,
+                beta=0.5,
+            )
+        ]
+    }
+
+
 def library_launches():
     """Library kernels launched as their host code launches them (see
     docs/running-library-kernels.md): CUB's single-tile radix sort (one CTA of the
     policy's 256 threads sorts up to a tile; the decomposer is an empty struct)."""
-    out = {}
+    out = cutlass_launches()
     for sm in ("80", "90"):
         hub, order, tail = _CUB_PAIRS
         pairs = _CUB_SINGLE_TILE.format(sm=sm, hub=hub, order=order, tail=tail)
@@ -1097,7 +1157,9 @@ def check_launch(path, entries, launch):
     )
     for t, a in zip(params, args, strict=False):
         width = int(re.sub(r"\D", "", t) or 0)
-        if a["kind"] == "array":
+        if a["kind"] == "blob":
+            assert t.startswith("b8["), f"{path}: Params bytes passed to .{t} param"
+        elif a["kind"] == "array":
             assert width == 64, f"{path}: array passed to .{t} param"
         else:
             assert width == _SCALAR_WIDTH[a["dtype"]], f"{path}: {a['dtype']} passed to .{t} param"

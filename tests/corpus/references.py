@@ -31,6 +31,7 @@ TOLERANCE = {
     "ref_tt_attention_bwd_causal": (3e-2, 3e-2),
     "ref_tt_fp8_matmul": (2e-3, 2e-3),  # exact e4m3 products, fp32 sums, fp16 result
     "ref_tt_fp8_matmul_tma": (2e-3, 2e-3),
+    "ref_cutlass_tf32_gemm": (1e-5, 1e-5),  # fp32 sums of exact tf32 products
 }
 # arrays of these references hold bf16 bit patterns: compare them as float32
 BF16_VALUES = {"ref_tt_attention_bwd_causal"}
@@ -91,6 +92,13 @@ def make_args(launch):
     for a in launch["args"]:
         if a["kind"] == "array":
             out.append(make_array(a))
+        elif a["kind"] == "blob":
+            # a library's Params struct as its host code built it; pointer fields are
+            # filled in by the launch with the addresses of the arrays given here
+            from ptxopt.sim import ParamBlob
+
+            ptrs = {p["offset"]: make_array(p) for p in a["pointers"]}
+            out.append(ParamBlob(bytes.fromhex(a["hex"]), ptrs))
         else:
             out.append(np.dtype(a["dtype"]).type(a["value"]))
     return out
@@ -706,6 +714,28 @@ def ref_tt_fp8_matmul_tma(args, launch=None):
     m, n, k = (int(x) for x in args[5:8])
     out = ref_tt_fp8_matmul(list(args[:8]) + [k, k, n])
     return out[:8] + [None, args[9]]
+
+
+# ----------------------------------------------------------------------------- CUTLASS
+
+
+def tf32_rna(x):
+    """fp32 -> tf32 rounded to nearest, ties away (CUTLASS's default conversion)."""
+    u = np.asarray(x, dtype=np.float32).view(np.uint32)
+    return ((u + np.uint32(0x1000)) & np.uint32(0xFFFFE000)).view(np.float32)
+
+
+def ref_cutlass_tf32_gemm(args, launch):
+    # tolerance: D = alpha A B + beta C with A [M, K] row-major, B [K, N] column-major,
+    # C, D [M, N] row-major (the Params' pointers in offset order: A, B, C, D); inputs
+    # rounded to tf32, exact products, fp32 sums
+    a, b, c, d = args[:4]
+    m, n, k = launch["problem"]
+    alpha, beta = launch["alpha"], launch["beta"]
+    A = tf32_rna(a).reshape(m, k).astype(np.float64)
+    B = tf32_rna(b).reshape(n, k).astype(np.float64)
+    out = alpha * (A @ B.T) + beta * c.reshape(m, n).astype(np.float64)
+    return [a, b, c, out.astype(np.float32).reshape(-1)] + list(args[4:])
 
 
 # ----------------------------------------------------------------------------- CUB
