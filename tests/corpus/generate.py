@@ -1013,6 +1013,19 @@ CUTLASS_TF32_KERNEL = (
 )
 
 
+# Output of tests/corpus/cutlass/host/fmha_params.cu for 1 batch, 2 heads, 96 queries
+# and keys, head dim 64: grid (2, 2, 1), block (32, 4, 1), 18944 bytes of dynamic shared
+# memory, 224-byte Params with placeholder pointers at 0 (Q), 8 (K), 16 (V), 64 (O).
+CUTLASS_FMHA_PARAMS = (
+    "00a0a0a0a000000000b0b0b0b000000000c0c0c0c0000000000000000000000000000000000000000000000000000000"
+    "0000000000000000000000000000000000d0d0d0d0000000000000000000000000000000000000000000003e40000000"
+    "400000006000000060000000000000000000000080000000800000008000000000000000800000004000000040000000"
+    "400000000000000000000000000000000030000000000000003000000000000000300000000000000000000000000000"
+    "0100000002000000000000000000000000000000000000000000000000000000"
+)
+CUTLASS_FMHA_KERNEL = "_Z29attention_kernel_batched_implI15AttentionKernelIN7cutlass6half_tENS1_4arch4Sm80ELb1ELi64ELi64ELi64ELb0ELb0E18DefaultToBatchHookEEvNT_6ParamsE"
+
+
 def cutlass_launches():
     """CUTLASS example 14 (Ampere TF32 tensor-op GEMM) with the Params its host code
     builds (tests/corpus/cutlass/host/tf32_gemm_params.cu)."""
@@ -1036,7 +1049,31 @@ def cutlass_launches():
                 alpha=1.5,
                 beta=0.5,
             )
-        ]
+        ],
+        "cutlass/ampere_fmha.sm80.ptx": [
+            L(
+                CUTLASS_FMHA_KERNEL,
+                [2, 2, 1],
+                [32, 4, 1],
+                [
+                    {
+                        "kind": "blob",
+                        "hex": "".join(CUTLASS_FMHA_PARAMS),
+                        "pointers": [
+                            dict(
+                                arr("float16", 96 * 2 * 64, "random", 195 + i, low=-1.0, high=1.0),
+                                offset=8 * i,
+                            )
+                            for i in range(3)
+                        ]
+                        + [dict(arr("float16", 96 * 2 * 64), offset=64)],
+                    }
+                ],
+                "ref_cutlass_fmha",
+                18944,
+                bmhk=[1, 96, 2, 64],
+            )
+        ],
     }
 
 

@@ -32,6 +32,7 @@ TOLERANCE = {
     "ref_tt_fp8_matmul": (2e-3, 2e-3),  # exact e4m3 products, fp32 sums, fp16 result
     "ref_tt_fp8_matmul_tma": (2e-3, 2e-3),
     "ref_cutlass_tf32_gemm": (1e-5, 1e-5),  # fp32 sums of exact tf32 products
+    "ref_cutlass_fmha": (2e-3, 2e-3),  # fp16 P and output, fp32 accumulation
 }
 # arrays of these references hold bf16 bit patterns: compare them as float32
 BF16_VALUES = {"ref_tt_attention_bwd_causal"}
@@ -736,6 +737,20 @@ def ref_cutlass_tf32_gemm(args, launch):
     B = tf32_rna(b).reshape(n, k).astype(np.float64)
     out = alpha * (A @ B.T) + beta * c.reshape(m, n).astype(np.float64)
     return [a, b, c, out.astype(np.float32).reshape(-1)] + list(args[4:])
+
+
+def ref_cutlass_fmha(args, launch):
+    # tolerance: O = softmax(Q K^T / sqrt(D)) V per batch and head of [B, M, H, D]
+    # tensors (the Params' pointers in offset order: Q, K, V, O); fp16 operands, fp32
+    # accumulation and online softmax in the kernel
+    q, k, v, o = args[:4]
+    shape = tuple(launch["bmhk"])
+    qf, kf, vf = (x.reshape(shape).astype(np.float64).transpose(0, 2, 1, 3) for x in (q, k, v))
+    s = qf @ kf.transpose(0, 1, 3, 2) / np.sqrt(shape[3])
+    p = np.exp(s - s.max(-1, keepdims=True))
+    p /= p.sum(-1, keepdims=True)
+    out = (p @ vf).transpose(0, 2, 1, 3).reshape(-1).astype(o.dtype)
+    return [q, k, v, out] + list(args[4:])
 
 
 # ----------------------------------------------------------------------------- CUB
