@@ -1029,6 +1029,45 @@ CUTLASS_FMHA_KERNEL = (
 )
 
 
+# Output of tests/corpus/cutlass/host/conv2d_fprop_params.cu for N H W C K R S pad alpha
+# beta = 1 12 12 64 64 3 3 1 1.0 0.5: grid (2, 1, 1), 128 threads, 98304 bytes of dynamic
+# shared memory, 448-byte Params with placeholder pointers at 184 (activations), 240
+# (filters), 312 (C) and 384 (D).
+CUTLASS_CONV_PARAMS = (
+    "010000000c0000000c000000400000000c0000000c000000400000000300000003000000010000000100000001000000"
+    "010000000100000001000000000000000100000001000000020000000100000001000000900000004000000040020000"
+    "000000000900000009000000000000004000000000030000002400000000000080000000000000000005000000000000"
+    "80f3ffffffffffff400000009000000090000000e4388ee3070000000c000000abaaaaaa0300000000a0a0a0a0000000"
+    "40000000c00000004002000009000000400000000000000000120000000000008082ffffffffffff807effffffffffff"
+    "00b0b0b0b00000000001000000000000000200000000000000ffffffffffffff00ffffffffffffff0008000000000000"
+    "00400000000000000080000000000000001000000000000000c0c0c0c000000000010000000000000002000000000000"
+    "00ffffffffffffff00ffffffffffffff0008000000000000004000000000000000800000000000000010000000000000"
+    "00d0d0d0d00000000000803f0000003f0000000000000000000000000000000000000000000000000000000000000000"
+    "00000000000000000100000000000000"
+)
+CUTLASS_CONV_KERNEL = (
+    "_ZN7cutlass6KernelINS_4conv6kernel23ImplicitGemmConvolutionINS1_11threadblock22ImplicitGem"
+    "mMultistageINS_4gemm9GemmShapeILi128ELi128ELi64EEENS4_48Conv2dFpropActivationTileAccessIte"
+    "ratorOptimizedINS_11MatrixShapeILi128ELi64EEENS_6half_tENS_6layout10TensorNHWCENS_9transfo"
+    "rm29PitchLinearWarpRakedThreadMapINS_16PitchLinearShapeILi64ELi128EEELi128ENSH_ILi8ELi4EEE"
+    "Li8EEENS_12AlignedArrayISC_Li8ELi16EEEEENSF_11threadblock25RegularTileAccessIteratorISB_SC"
+    "_NSD_37RowMajorTensorOpMultiplicandCrosswiseILi16ELi64EEELi0ESK_Li16EEELNS_4arch14CacheOpe"
+    "ration4KindE0ENS4_44Conv2dFpropFilterTileAccessIteratorOptimizedINSA_ILi64ELi128EEESC_SE_S"
+    "K_SM_Lb0EEENSP_ISX_SC_NSD_40ColumnMajorTensorOpMultiplicandCrosswiseILi16ELi64EEELi1ESK_Li"
+    "16EEELSV_1ENS6_11threadblock9MmaPolicyINS6_4warp11MmaTensorOpINS7_ILi64ELi64ELi64EEESC_SR_"
+    "SC_S10_fNSD_8RowMajorENS14_17MmaTensorOpPolicyINST_3MmaINS7_ILi16ELi8ELi16EEELi32ESC_S17_S"
+    "C_NSD_11ColumnMajorEfS17_NST_13OpMultiplyAddEEENSA_ILi1ELi1EEEEELi1ELb0EbEENSA_ILi0ELi0EEE"
+    "S1H_Li1EEELi3EbEENS_8epilogue11threadblock8EpilogueIS8_S1G_Li1ENS1L_22PredicatedTileIterat"
+    "orINS1L_26OutputTileOptimalThreadMapINS1L_15OutputTileShapeILi128ELi8ELi2ELi1ELi1EEENS1P_I"
+    "Li1ELi8ELi1ELi1ELi8EEELi128ELi4ELi32EEEfLb0ENSD_9NoPermuteELb0EEENS1K_4warp24FragmentItera"
+    "torTensorOpIS16_S1A_fNS_5ArrayIfLi4ELb1EEES17_EENS1V_20TileIteratorTensorOpIS16_S1A_fS17_E"
+    "ENS1L_18SharedLoadIteratorINS1S_18CompactedThreadMapEfLi16EEENS1K_6thread17LinearCombinati"
+    "onIfLi4EffLNS25_9ScaleType4KindE0ELNS_15FloatRoundStyleE2EfEENSA_ILi0ELi8EEELi2ELi1EEENS12"
+    "_30GemmIdentityThreadblockSwizzleILi1EEELNS1_8OperatorE0ENS1_17Conv2dProblemSizeELNS1_9Gro"
+    "upModeE0EEEEEvNT_6ParamsE"
+)
+
+
 def cutlass_launches():
     """CUTLASS example 14 (Ampere TF32 tensor-op GEMM) with the Params its host code
     builds (tests/corpus/cutlass/host/tf32_gemm_params.cu)."""
@@ -1075,6 +1114,39 @@ def cutlass_launches():
                 "ref_cutlass_fmha",
                 18944,
                 bmhk=[1, 96, 2, 64],
+            )
+        ],
+        "cutlass/ampere_conv2d_fprop.sm80.ptx": [
+            L(
+                CUTLASS_CONV_KERNEL,
+                [2, 1, 1],
+                128,
+                [
+                    {
+                        "kind": "blob",
+                        "hex": "".join(CUTLASS_CONV_PARAMS),
+                        "pointers": [
+                            dict(
+                                arr("float16", 12 * 12 * 64, "random", 200, low=-1.0, high=1.0),
+                                offset=184,
+                            ),
+                            dict(
+                                arr("float16", 64 * 9 * 64, "random", 201, low=-1.0, high=1.0),
+                                offset=240,
+                            ),
+                            dict(
+                                arr("float32", 12 * 12 * 64, "random", 202, low=-1.0, high=1.0),
+                                offset=312,
+                            ),
+                            dict(arr("float32", 12 * 12 * 64), offset=384),
+                        ],
+                    }
+                ],
+                "ref_cutlass_conv2d_fprop",
+                98304,
+                nhwc_krs_pad=[1, 12, 12, 64, 64, 3, 3, 1],
+                alpha=1.0,
+                beta=0.5,
             )
         ],
     }

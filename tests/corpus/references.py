@@ -33,6 +33,7 @@ TOLERANCE = {
     "ref_tt_fp8_matmul_tma": (2e-3, 2e-3),
     "ref_cutlass_tf32_gemm": (1e-5, 1e-5),  # fp32 sums of exact tf32 products
     "ref_cutlass_fmha": (2e-3, 2e-3),  # fp16 P and output, fp32 accumulation
+    "ref_cutlass_conv2d_fprop": (1e-5, 1e-5),  # exact fp16 products, fp32 sums
 }
 # arrays of these references hold bf16 bit patterns: compare them as float32
 BF16_VALUES = {"ref_tt_attention_bwd_causal"}
@@ -751,6 +752,25 @@ def ref_cutlass_fmha(args, launch):
     p /= p.sum(-1, keepdims=True)
     out = (p @ vf).transpose(0, 2, 1, 3).reshape(-1).astype(o.dtype)
     return [q, k, v, out] + list(args[4:])
+
+
+def ref_cutlass_conv2d_fprop(args, launch):
+    # tolerance: D = alpha conv2d(X, W) + beta C, cross-correlation with zero padding and
+    # unit stride; X [N, H, W, C], W [K, R, S, C], C and D [N, P, Q, K] (NHWC); fp16
+    # inputs, exact products, fp32 sums
+    x, w, c, d = args[:4]
+    n, h, wd, ch, k, r, s, pad = launch["nhwc_krs_pad"]
+    p, q = h + 2 * pad - r + 1, wd + 2 * pad - s + 1
+    xp = np.pad(
+        x.reshape(n, h, wd, ch).astype(np.float64), ((0, 0), (pad, pad), (pad, pad), (0, 0))
+    )
+    wf = w.reshape(k, r, s, ch).astype(np.float64)
+    acc = np.zeros((n, p, q, k))
+    for i in range(r):
+        for j in range(s):
+            acc += np.einsum("nhwc,kc->nhwk", xp[:, i : i + p, j : j + q, :], wf[:, i, j, :])
+    out = launch["alpha"] * acc + launch["beta"] * c.reshape(n, p, q, k).astype(np.float64)
+    return [x, w, c, out.astype(np.float32).reshape(-1)] + list(args[4:])
 
 
 # ----------------------------------------------------------------------------- CUB
