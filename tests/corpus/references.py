@@ -34,6 +34,7 @@ TOLERANCE = {
     "ref_cutlass_tf32_gemm": (1e-5, 1e-5),  # fp32 sums of exact tf32 products
     "ref_cutlass_fmha": (2e-3, 2e-3),  # fp16 P and output, fp32 accumulation
     "ref_cutlass_conv2d_fprop": (1e-5, 1e-5),  # exact fp16 products, fp32 sums
+    "ref_cutlass_mixed_gemm": (1e-3, 1e-3),  # exact products, fp32 sums, fp16 result
 }
 # arrays of these references hold bf16 bit patterns: compare them as float32
 BF16_VALUES = {"ref_tt_attention_bwd_causal"}
@@ -771,6 +772,18 @@ def ref_cutlass_conv2d_fprop(args, launch):
             acc += np.einsum("nhwc,kc->nhwk", xp[:, i : i + p, j : j + q, :], wf[:, i, j, :])
     out = launch["alpha"] * acc + launch["beta"] * c.reshape(n, p, q, k).astype(np.float64)
     return [x, w, c, out.astype(np.float32).reshape(-1)] + list(args[4:])
+
+
+def ref_cutlass_mixed_gemm(args, launch):
+    # tolerance: D = alpha A half(B)^T + beta C with A [M, K] half row-major, B [N, K]
+    # e4m3 (column-major K x N), C and D [M, N] half row-major (pointers by offset: B, A,
+    # C, D); exact products, fp32 sums, fp16 result
+    b, a, c, d = args[:4]
+    m, n, k = launch["problem"]
+    A = a.reshape(m, k).astype(np.float64)
+    B = e4m3_to_f64(b).astype(np.float16).astype(np.float64).reshape(n, k)
+    out = launch["alpha"] * (A @ B.T) + launch["beta"] * c.reshape(m, n).astype(np.float64)
+    return [b, a, c, out.astype(np.float16).reshape(-1)] + list(args[4:])
 
 
 # ----------------------------------------------------------------------------- CUB
