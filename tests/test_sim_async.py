@@ -286,3 +286,64 @@ def test_cluster_special_registers_describe_a_cluster_of_one() -> None:
     o = np.zeros(4 * 3, dtype=np.uint32)
     launch(src, "k", 3, 32, [o])
     assert o.reshape(3, 4).tolist() == [[0, 1, c, 3] for c in range(3)]
+
+
+def test_test_wait_does_not_block_and_sees_the_phase_complete() -> None:
+    # one thread: test_wait before the arrival is false, after it true (token form), and
+    # the parity form agrees; pending_count is a plain read
+    src = r"""
+.version 8.0
+.target sm_90
+.address_size 64
+.visible .entry k(.param .u64 o)
+{
+  .reg .b32 %r<8>; .reg .b64 %rd<8>; .reg .pred %p<4>;
+  .shared .align 8 .b64 bar;
+  ld.param.u64 %rd1, [o];
+  mov.u32 %r1, bar;
+  mbarrier.init.shared.b64 [%r1], 2;
+  mbarrier.arrive.shared.b64 %rd2, [%r1];
+  mbarrier.test_wait.shared.b64 %p1, [%r1], %rd2;
+  selp.u32 %r2, 1, 0, %p1;
+  mbarrier.arrive.shared.b64 %rd3, [%r1];
+  mbarrier.test_wait.shared.b64 %p2, [%r1], %rd2;
+  selp.u32 %r3, 1, 0, %p2;
+  mbarrier.test_wait.parity.shared.b64 %p3, [%r1], 0;
+  selp.u32 %r4, 1, 0, %p3;
+  st.global.v4.u32 [%rd1], {%r2, %r3, %r4, %r4};
+  ret;
+}
+"""
+    o = np.zeros(4, dtype=np.uint32)
+    launch(src, "k", 1, 1, [o])
+    assert o.tolist() == [0, 1, 1, 1]
+
+
+def test_param_blob_pointer_fields_get_array_addresses() -> None:
+    from ptxopt.sim import ParamBlob
+
+    src = r"""
+.version 8.0
+.target sm_80
+.address_size 64
+.visible .entry k(.param .align 8 .b8 p[24])
+{
+  .reg .b32 %r<4>; .reg .b64 %rd<8>;
+  ld.param.u64 %rd1, [p+8];
+  ld.param.u64 %rd2, [p+16];
+  ld.param.u32 %r1, [p];
+  mov.u32 %r2, %tid.x;
+  mul.wide.u32 %rd3, %r2, 4;
+  add.u64 %rd4, %rd1, %rd3;
+  ld.global.u32 %r3, [%rd4];
+  add.u32 %r3, %r3, %r1;
+  add.u64 %rd5, %rd2, %rd3;
+  st.global.u32 [%rd5], %r3;
+  ret;
+}
+"""
+    x = np.arange(32, dtype=np.uint32)
+    y = np.zeros(32, dtype=np.uint32)
+    blob = (7).to_bytes(8, "little") + bytes(16)
+    launch(src, "k", 1, 32, [ParamBlob(blob, {8: x, 16: y})])
+    assert (y == x + 7).all()

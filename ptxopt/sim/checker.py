@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -10,6 +11,7 @@ import numpy as np
 
 from ptxopt.ptx.ast import Module
 from ptxopt.sim.launch import Dim, ParamBlob, launch
+from ptxopt.sim.tma import TensorMap
 
 
 @dataclass(slots=True)
@@ -139,17 +141,22 @@ def copy_args(args: list[Any]) -> list[Any]:
             out.append(cp(x))
         elif isinstance(x, ParamBlob):
             out.append(ParamBlob(x.data, {k: cp(v) for k, v in x.pointers.items()}))
+        elif isinstance(x, TensorMap):
+            out.append(dataclasses.replace(x, array=cp(x.array)))
         else:
             out.append(x)
     return out
 
 
 def buffers(args: list[Any]) -> list[Any]:
-    """The arguments with each :class:`ParamBlob` replaced by its arrays (by offset)."""
+    """The arguments with each :class:`ParamBlob` replaced by its arrays (by offset) and
+    each :class:`TensorMap` by its array."""
     out: list[Any] = []
     for x in args:
         if isinstance(x, ParamBlob):
             out += [x.pointers[k] for k in sorted(x.pointers)]
+        elif isinstance(x, TensorMap):
+            out.append(x.array)
         else:
             out.append(x)
     return out
