@@ -347,3 +347,20 @@ def test_param_blob_pointer_fields_get_array_addresses() -> None:
     blob = (7).to_bytes(8, "little") + bytes(16)
     launch(src, "k", 1, 32, [ParamBlob(blob, {8: x, 16: y})])
     assert (y == x + 7).all()
+
+
+def test_setmaxnreg_is_checked() -> None:
+    def k(body: str) -> str:
+        return (
+            ".version 8.0\n.target sm_90a\n.address_size 64\n.visible .entry k()\n{\n"
+            ".reg .b32 %r<4>; .reg .pred %p<2>;\n" + body + "\nret;\n}\n"
+        )
+
+    launch(k("setmaxnreg.inc.sync.aligned.u32 240;"), "k", 1, 128, [])
+    with pytest.raises(SimError, match="multiple of 8"):
+        launch(k("setmaxnreg.dec.sync.aligned.u32 20;"), "k", 1, 32, [])
+    diverged = (
+        "mov.u32 %r1, %laneid;\nsetp.lt.u32 %p1, %r1, 4;\n@%p1 setmaxnreg.dec.sync.aligned.u32 40;"
+    )
+    with pytest.raises(SimError, match="whole warp"):
+        launch(k(diverged), "k", 1, 32, [])
