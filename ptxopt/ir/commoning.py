@@ -1,0 +1,123 @@
+"""Shared machinery of the commoning passes (gvn-cse, reassociate, late-commoning).
+
+* :class:`Users`: def-use lists kept current while values are replaced (a replaced
+  value's readers move to its replacement), so no pass rescans the function.
+* :func:`common_into`: make every reader of a redundant instruction's results read
+  the leader's results instead, then delete the redundant instruction.
+* :func:`prune_dead`: delete pure instructions whose results nobody reads any more,
+  following operands backwards (a worklist, each instruction removed at most once).
+* :class:`ScopedTable`: a hash table with undoable scopes, the dominator-tree walk's
+  "values visible here" (entries made in a subtree disappear when the walk leaves it).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from typing import Generic, TypeVar
+
+from ptxopt.ir.core import Func, Inst, Phi, Value
+from ptxopt.ir.edit import remove, replace_uses
+
+__all__ = ["ScopedTable", "Users", "common_into", "prune_dead"]
+
+
+class Users:
+    """``of(v)``: the instructions and phis reading ``v`` (may hold stale entries for
+    readers that no longer read it; every consumer re-checks)."""
+
+    def __init__(self, func: Func) -> None:
+        users: dict[int, list[Inst | Phi]] = {}
+        for b in func.blocks:
+            for phi in b.phis:
+                for v in phi.incoming:
+                    users.setdefault(v.id, []).append(phi)
+            for inst in b.insts:
+                for v in inst.operand_values():
+                    users.setdefault(v.id, []).append(inst)
+        self.users = users
+
+    def of(self, v: Value) -> list[Inst | Phi]:
+        return self.users.get(v.id, [])
+
+    def moved(self, old: Value, new: Value) -> None:
+        lst = self.users.pop(old.id, None)
+        if lst:
+            self.users.setdefault(new.id, []).extend(lst)
+
+    def add(self, inst: Inst) -> None:
+        for v in inst.operand_values():
+            self.users.setdefault(v.id, []).append(inst)
+
+    def is_used(self, v: Value) -> bool:
+        for u in self.users.get(v.id, ()):
+            if isinstance(u, Phi):
+                if u.block is not None and any(w is v for w in u.incoming):
+                    return True
+            elif u.block is not None and any(w is v for w in u.operand_values()):
+                return True
+        return False
+
+
+def common_into(func: Func, users: Users, cand: Inst, leader: Inst) -> None:
+    """Replace ``cand``'s results by ``leader``'s (same count, same types) and delete
+    ``cand``."""
+    for d, l in zip(cand.defs, leader.defs, strict=True):
+        replace_uses(func, d, l, users.of(d))
+        users.moved(d, l)
+    remove(cand)
+
+
+def prune_dead(users: Users, seeds: Iterable[Inst]) -> int:
+    """Delete the pure instructions among ``seeds`` whose results are unused, then
+    those that become unused; return how many were deleted."""
+    work = [s for s in seeds]
+    n = 0
+    while work:
+        inst = work.pop()
+        if inst.block is None or inst.info is None or not inst.info.pure or inst.raw:
+            continue
+        if any(users.is_used(v) for v in inst.result_values()):
+            continue
+        srcs = [v for v in inst.operand_values() if v.kind == "inst"]
+        remove(inst)
+        n += 1
+        for v in srcs:
+            d = v.inst
+            if isinstance(d, Inst) and d.block is not None:
+                work.append(d)
+    return n
+
+
+K = TypeVar("K")
+V = TypeVar("V")
+_MISSING = object()
+
+
+class ScopedTable(Generic[K, V]):
+    """``push()`` opens a scope, ``pop()`` undoes every ``set`` made since."""
+
+    def __init__(self) -> None:
+        self.data: dict[K, V] = {}
+        self._log: list[tuple[K, object]] = []
+        self._marks: list[int] = []
+
+    def push(self) -> None:
+        self._marks.append(len(self._log))
+
+    def pop(self) -> None:
+        mark = self._marks.pop()
+        log = self._log
+        data = self.data
+        while len(log) > mark:
+            k, prev = log.pop()
+            if prev is _MISSING:
+                del data[k]
+            else:
+                data[k] = prev  # type: ignore[assignment]
+
+    def get(self, key: K) -> V | None:
+        return self.data.get(key)
+
+    def set(self, key: K, value: V) -> None:
+        self._log.append((key, self.data.get(key, _MISSING)))  # type: ignore[arg-type]
+        self.data[key] = value
