@@ -112,21 +112,17 @@ def eligibility(inst: Inst, readonly_params: frozenset[str] = frozenset()) -> El
 
 # -- keys -------------------------------------------------------------------------------
 
-Token = tuple[int, object]
 
-
-def _token(u: Value | Imm) -> Token:
-    if isinstance(u, Value):
-        return (0, u.id)
-    return (1, (u.kind, u.value))
-
-
-def _names(inst: Inst, order: list[int] | None) -> Iterator[str | Imm]:
-    uses = inst.uses
-    idx = order if order is not None else range(len(uses))
-    for k in idx:
-        u = uses[k]
+def _names(inst: Inst) -> Iterator[str | Imm]:
+    for u in inst.uses:
         yield u if isinstance(u, Imm) else f"%#{u.id}"
+
+
+def _order(op: Operand) -> tuple[int, str]:
+    """A total order on register and immediate sources (registers first)."""
+    if isinstance(op, Reg):
+        return (0, f"{len(op.name):04d}{op.name}")
+    return (1, str(op))
 
 
 def expr_key(inst: Inst) -> tuple[object, ...] | None:
@@ -139,18 +135,15 @@ def expr_key(inst: Inst) -> tuple[object, ...] | None:
     ops = ast.operands
     defs = set(info.defs)
     use_ops = [k for k in info.uses if k < len(ops) and k not in defs]
-    order: list[int] | None = None
-    if info.commutative and len(use_ops) >= 2:
-        a, b = ops[use_ops[0]], ops[use_ops[1]]
-        if isinstance(a, Reg | Imm) and isinstance(b, Reg | Imm) and len(inst.uses) >= 2:
-            # slots 0 and 1 of ``uses`` are exactly these two operands
-            if _token(inst.uses[1]) < _token(inst.uses[0]):
-                order = [1, 0, *range(2, len(inst.uses))]
-    it = _names(inst, order)
     try:
+        it = _names(inst)
         srcs = tuple(rebuild(ops[k], it) for k in use_ops)
     except (ValueError, StopIteration):
         return None
+    if info.commutative and len(srcs) >= 2:
+        a, b = srcs[0], srcs[1]
+        if isinstance(a, Reg | Imm) and isinstance(b, Reg | Imm) and _order(b) < _order(a):
+            srcs = (b, a, *srcs[2:])
     dshape = tuple(rebuild(ops[k], iter(["%d"] * 64)) for k in info.defs if k < len(ops))
     olds = tuple(o.id if o is not None else -1 for o in inst.olds) if inst.olds else ()
     pred = (inst.pred.id, inst.pred_neg) if inst.pred is not None else None
