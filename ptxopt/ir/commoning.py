@@ -8,6 +8,9 @@
   following operands backwards (a worklist, each instruction removed at most once).
 * :class:`ScopedTable`: a hash table with undoable scopes, the dominator-tree walk's
   "values visible here" (entries made in a subtree disappear when the walk leaves it).
+* :class:`Edits`: deletions and insertions recorded as they happen and applied to each
+  touched block's list once (:meth:`Edits.flush`), so a pass that removes or inserts
+  thousands of instructions in one block stays linear.
 """
 
 from __future__ import annotations
@@ -15,10 +18,50 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Generic, TypeVar
 
-from ptxopt.ir.core import Func, Inst, Phi, Value
-from ptxopt.ir.edit import remove, replace_uses
+from ptxopt.ir.core import Block, Func, Inst, Phi, Value
+from ptxopt.ir.edit import replace_uses
 
-__all__ = ["ScopedTable", "Users", "common_into", "prune_dead"]
+__all__ = ["Edits", "ScopedTable", "Users", "common_into", "prune_dead"]
+
+
+class Edits:
+    """Pending block-list edits.  A removed instruction is detached at once
+    (``inst.block`` is ``None``: every check in this module treats it as gone); an
+    inserted one is attached to its block at once and placed before its anchor when
+    :meth:`flush` rebuilds the lists."""
+
+    def __init__(self) -> None:
+        self._before: dict[int, list[Inst]] = {}
+        self._dirty: dict[int, Block] = {}
+
+    def remove(self, inst: Inst) -> None:
+        b = inst.block
+        if b is not None:
+            self._dirty[b.index] = b
+        inst.block = None
+
+    def insert_before(self, anchor: Inst, inst: Inst) -> None:
+        b = anchor.block
+        assert b is not None
+        inst.block = b
+        for v in inst.result_values():
+            v.block = b
+        self._before.setdefault(id(anchor), []).append(inst)
+        self._dirty[b.index] = b
+
+    def flush(self) -> None:
+        before = self._before
+        for b in self._dirty.values():
+            out: list[Inst] = []
+            for inst in b.insts:
+                extra = before.get(id(inst))
+                if extra:
+                    out.extend(i for i in extra if i.block is b)
+                if inst.block is b:
+                    out.append(inst)
+            b.insts = out
+        self._before = {}
+        self._dirty = {}
 
 
 class Users:
@@ -58,16 +101,16 @@ class Users:
         return False
 
 
-def common_into(func: Func, users: Users, cand: Inst, leader: Inst) -> None:
+def common_into(func: Func, users: Users, cand: Inst, leader: Inst, edits: Edits) -> None:
     """Replace ``cand``'s results by ``leader``'s (same count, same types) and delete
     ``cand``."""
     for d, l in zip(cand.defs, leader.defs, strict=True):
         replace_uses(func, d, l, users.of(d))
         users.moved(d, l)
-    remove(cand)
+    edits.remove(cand)
 
 
-def prune_dead(users: Users, seeds: Iterable[Inst]) -> int:
+def prune_dead(users: Users, seeds: Iterable[Inst], edits: Edits) -> int:
     """Delete the pure instructions among ``seeds`` whose results are unused, then
     those that become unused; return how many were deleted."""
     work = [s for s in seeds]
@@ -79,7 +122,7 @@ def prune_dead(users: Users, seeds: Iterable[Inst]) -> int:
         if any(users.is_used(v) for v in inst.result_values()):
             continue
         srcs = [v for v in inst.operand_values() if v.kind == "inst"]
-        remove(inst)
+        edits.remove(inst)
         n += 1
         for v in srcs:
             d = v.inst

@@ -59,7 +59,7 @@ from dataclasses import dataclass, field
 from ptxopt.analysis.dominators import DomTree
 from ptxopt.analysis.graph import Graph
 from ptxopt.analysis.manager import AnalysisManager
-from ptxopt.ir.commoning import ScopedTable, Users, common_into
+from ptxopt.ir.commoning import Edits, ScopedTable, Users, common_into
 from ptxopt.ir.core import Block, Func, Inst
 from ptxopt.ir.value_key import (
     Eligibility,
@@ -229,6 +229,7 @@ class _Walker:
         self.plan = plan
         self.dom = am.get(DomTree, func)
         self.users = Users(func)
+        self.edits = Edits()
         self.table: ScopedTable[tuple[object, ...], _Entry] = ScopedTable()
         self.readonly = readonly_param_symbols(func)
         self.now = 0
@@ -344,7 +345,7 @@ class _Walker:
         acc = mem_access(inst) if plain else None
         e = self.table.get(key)
         if e is not None and self.visible(e, acc):
-            common_into(self.func, self.users, inst, e.leader)
+            common_into(self.func, self.users, inst, e.leader, self.edits)
             self.replaced += 1
             self.by_class[cls.value] = self.by_class.get(cls.value, 0) + 1
             return True
@@ -394,6 +395,7 @@ class _Walker:
                 self.now += len(b.insts)
             for c in reversed(dom.children[bi]):
                 stack.append((c, None))
+        self.edits.flush()
         return self.replaced
 
 

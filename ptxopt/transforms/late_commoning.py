@@ -39,9 +39,9 @@ from __future__ import annotations
 from ptxopt.analysis.dominators import DomTree
 from ptxopt.analysis.graph import Graph
 from ptxopt.analysis.manager import AnalysisManager
-from ptxopt.ir.commoning import ScopedTable, Users, common_into
+from ptxopt.ir.commoning import Edits, ScopedTable, Users, common_into
 from ptxopt.ir.core import Func, Inst, Value
-from ptxopt.ir.edit import insert_before, make_inst, remove
+from ptxopt.ir.edit import make_inst
 from ptxopt.ir.value_key import (
     Eligibility,
     MemAccess,
@@ -79,6 +79,7 @@ class _Walker:
         self.func = func
         self.dom = am.get(DomTree, func)
         self.users = Users(func)
+        self.edits = Edits()
         self.moves = moves
         self.rep: dict[int, Value] = {}
         self.table: ScopedTable[tuple[object, ...], Inst] = ScopedTable()
@@ -154,10 +155,10 @@ class _Walker:
             _sources(inst),
             loc=inst.loc,
         )
-        insert_before(block, block.insts.index(inst), new)
+        self.edits.insert_before(inst, new)
         self.users.add(new)
-        common_into(self.func, self.users, inst, new)
-        remove(first)
+        common_into(self.func, self.users, inst, new, self.edits)
+        self.edits.remove(first)
         self.merged += 1
         return True
 
@@ -182,7 +183,7 @@ class _Walker:
         if cls is Eligibility.LOAD:
             hit = self.loads.get(key)
             if hit is not None:
-                common_into(self.func, self.users, inst, hit[0])
+                common_into(self.func, self.users, inst, hit[0], self.edits)
                 self.commoned += 1
             else:
                 self.loads[key] = (inst, mem_access(inst))
@@ -191,7 +192,7 @@ class _Walker:
         if self.signature & bit:
             leader = self.table.get(key)
             if leader is not None and leader.block is not None:
-                common_into(self.func, self.users, inst, leader)
+                common_into(self.func, self.users, inst, leader, self.edits)
                 self.commoned += 1
                 return
         else:
@@ -217,6 +218,7 @@ class _Walker:
                     self.visit(inst)
             for c in reversed(dom.children[bi]):
                 stack.append((c, None))
+        self.edits.flush()
         return self.commoned + self.merged
 
 

@@ -39,9 +39,9 @@ from dataclasses import dataclass
 from ptxopt.analysis.dominators import DomTree
 from ptxopt.analysis.graph import Graph
 from ptxopt.analysis.manager import AnalysisManager
-from ptxopt.ir.commoning import Users, common_into, prune_dead
+from ptxopt.ir.commoning import Edits, Users, common_into, prune_dead
 from ptxopt.ir.core import Block, Func, Inst, Value
-from ptxopt.ir.edit import fresh_var, insert_before, make_inst, replace_uses
+from ptxopt.ir.edit import fresh_var, make_inst, replace_uses
 from ptxopt.ir.value_key import Eligibility, eligibility, expr_key
 from ptxopt.knobs import Knob
 from ptxopt.ptx.ast import Imm, Reg
@@ -119,6 +119,7 @@ class _Reassociator:
     def __init__(self, func: Func, pass_: Reassociate) -> None:
         self.func = func
         self.users = Users(func)
+        self.edits = Edits()
         self.fast_math = bool(pass_.knob("ReassociateFastMath"))
         self.large_imm = bool(pass_.knob("ReassociateLargeImmInUIADD64"))
         self.mul_budget = int(pass_.knob("DistributeAndReassociateMulBudget"))  # type: ignore[call-overload]
@@ -265,9 +266,8 @@ class _Reassociator:
                 self.func, "mul", mi.ast.mods, [fresh_var(self.func, ty)], [a, s.defs[0]],
                 loc=root.loc,
             )  # fmt: skip
-            pos = block.insts.index(root)
-            insert_before(block, pos, s)
-            insert_before(block, pos + 1, m)
+            self.edits.insert_before(root, s)
+            self.edits.insert_before(root, m)
             self.users.add(s)
             self.users.add(m)
             self.dead.extend([mi, mj])
@@ -319,7 +319,6 @@ class _Reassociator:
         ty = root.defs[0].type
         base = _base_op(root)
         acc: Value | Imm = seq[0].val
-        pos = block.insts.index(root)
         last: Inst | None = None
         for lf in seq[1:]:
             op = "sub" if lf.neg else base
@@ -327,8 +326,7 @@ class _Reassociator:
                 self.func, op, root.ast.mods, [fresh_var(self.func, ty)], [acc, lf.val],
                 loc=root.loc,
             )  # fmt: skip
-            insert_before(block, pos, ins)
-            pos += 1
+            self.edits.insert_before(root, ins)
             self.users.add(ins)
             acc = ins.defs[0]
             last = ins
@@ -433,7 +431,9 @@ def _imm_text(c: int, ty: str) -> str:
     return str(c)
 
 
-def local_cse(func: Func, users: Users, window: int, budget: list[int], skip: list[int]) -> int:
+def local_cse(
+    func: Func, users: Users, edits: Edits, window: int, budget: list[int], skip: list[int]
+) -> int:
     """Windowed local commoning: each block, keys seen in the last ``window``
     instructions."""
     n = 0
@@ -453,7 +453,7 @@ def local_cse(func: Func, users: Users, window: int, budget: list[int], skip: li
                 continue
             hit = seen.get(key)
             if hit is not None and i - hit[1] <= window:
-                common_into(func, users, inst, hit[0])
+                common_into(func, users, inst, hit[0], edits)
                 n += 1
                 continue
             seen[key] = (inst, i)
@@ -539,9 +539,11 @@ class Reassociate(FunctionPass):
                     break
                 budget[0] -= 1
                 r.process(inst)
-        pruned = prune_dead(r.users, r.dead)
+        pruned = prune_dead(r.users, r.dead, r.edits)
+        r.edits.flush()
         window = int(self.knob("ReassociateCSEWindow"))  # type: ignore[call-overload]
-        commoned = local_cse(func, r.users, window, budget, skip)
+        commoned = local_cse(func, r.users, r.edits, window, budget, skip)
+        r.edits.flush()
         if r.rebuilt:
             self.stats["trees rebuilt"] += r.rebuilt
         if r.distributed:
