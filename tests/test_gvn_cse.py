@@ -310,9 +310,9 @@ def test_predicate_compatibility() -> None:
 def test_same_guard_same_old_value_is_commoned() -> None:
     body = """
  setp.lt.u32 %p1, %r1, 9;
- mov.u32 %r4, %r3;
+ ld.global.u32 %r4, [%rd5+8];
  @%p1 add.s32 %r4, %r2, 5;
- mov.u32 %r5, %r3;
+ ld.global.u32 %r5, [%rd5+8];
  @%p1 add.s32 %r5, %r2, 5;
  st.global.u32 [%rd4], %r4;
  st.global.u32 [%rd4+4], %r5;
@@ -344,3 +344,21 @@ def test_knob_registry_and_named_phase() -> None:
         parse_assignments(["EnableGvnCse=2"])
     steps = resolve_named_phases(["GvnCse"], available_passes())
     assert steps[0].pass_name == "gvn-cse" and steps[0].phase == 49
+
+
+def test_constants_and_plain_copies_are_left_to_others() -> None:
+    """Cost model: a constant materialization is free for ptxas to recompute and a
+    plain copy computes nothing, so neither is commoned (see docs/commoning.md)."""
+    body = """
+ mov.u32 %r4, 7;
+ mov.u32 %r5, 7;
+ mov.b32 %r6, %r2;
+ mov.b32 %r7, %r2;
+ add.s32 %r8, %r4, %r5;
+ add.s32 %r8, %r8, %r6;
+ add.s32 %r8, %r8, %r7;
+ st.global.u32 [%rd4], %r8;
+"""
+    out = opt(kernel(body), GVN, {"EnableGvnCseMode": 6})
+    assert count(out, r"mov\.u32\s+%r\d+, 7;") == 2
+    assert count(out, r"mov\.b32") == 2

@@ -89,6 +89,17 @@ def eligibility(inst: Inst, readonly_params: frozenset[str] = frozenset()) -> El
     if info.pure:
         if _volatile_read(inst):
             return Eligibility.NONE
+        if not any(isinstance(u, Value) for u in inst.uses) and inst.pred is None:
+            # a constant or address materialization: ptxas recomputes it for free, and
+            # commoning it only stretches a live range (and can empty a loop preheader,
+            # which changes ptxas's unrolling: collatz 203 -> 13170 SASS on sm_75)
+            return Eligibility.NONE
+        ops = inst.ast.operands
+        if name == "mov" and len(ops) == 2 and isinstance(ops[1], Reg):
+            # a plain copy computes nothing: removing copies is copy propagation's job,
+            # and commoning two copies of one value merges registers that were kept
+            # apart on purpose (Triton's separate wgmma accumulators: 994 -> 1454 SASS)
+            return Eligibility.NONE
         if name in TRANSCENDENTALS or (name in ("rcp", "sqrt") and ".approx" in inst.ast.mods):
             return Eligibility.TRANSCENDENTAL
         return Eligibility.PURE

@@ -98,12 +98,14 @@ class _Walker:
     def key(self, inst: Inst) -> tuple[object, ...] | None:
         if not self.rep:
             return expr_key(inst)
-        saved = inst.uses
+        saved, saved_olds = inst.uses, inst.olds
         inst.uses = [self.canonical(u) if isinstance(u, Value) else u for u in saved]
+        if saved_olds:
+            inst.olds = [self.canonical(o) if o is not None else None for o in saved_olds]
         try:
             return expr_key(inst)
         finally:
-            inst.uses = saved
+            inst.uses, inst.olds = saved, saved_olds
 
     def note_move(self, inst: Inst) -> None:
         info = inst.info
