@@ -162,13 +162,17 @@ class Task:
     features: frozenset[str] | None
     ptxas: bool
     uniformity: bool
+    knobs: tuple[tuple[str, object], ...] = ()
 
 
 def _run_task(task: Task) -> tuple[Task, CheckResult, str]:
     text = generate(task.seed, task.features)
     if task.uniformity:
         return task, check_uniformity(text, seed=task.seed), text
-    return task, check_pipeline(text, task.pipeline, seed=task.seed, ptxas=task.ptxas), text
+    res = check_pipeline(
+        text, task.pipeline, seed=task.seed, ptxas=task.ptxas, knobs=dict(task.knobs) or None
+    )
+    return task, res, text
 
 
 def _save(task: Task, res: CheckResult, text: str, findings: Path) -> Path:
@@ -179,6 +183,7 @@ def _save(task: Task, res: CheckResult, text: str, findings: Path) -> Path:
     if res.output:
         (findings / f"{stem}.out.ptx").write_text(res.output)
     how = "--uniformity" if task.uniformity else f"-p {','.join(task.pipeline) or 'none'}"
+    how += "".join(f" --knob {k}={v}" for k, v in task.knobs)
     (findings / f"{stem}.txt").write_text(
         f"kind: {res.kind}\nseed: {task.seed}\npipeline: {label}\n"
         f"reproduce: python fuzz/kernels.py --replay {findings / stem}.ptx {how}\n\n"
@@ -196,12 +201,17 @@ def _tasks(args: argparse.Namespace) -> list[Task]:
     else:
         pipelines = [(name,) for name in sorted(available_passes())]
     rng = random.Random(args.seed)
+    knobs: tuple[tuple[str, object], ...] = ()
+    if args.knob:
+        from ptxopt.knobs import parse_assignments
+
+        knobs = tuple(sorted(parse_assignments(args.knob).items()))
     out = []
     for seed in range(args.seed, args.seed + args.count):
         if args.uniformity:
             out.append(Task(seed, (), feats, False, True))
         for p in pipelines:
-            out.append(Task(seed, p, feats, rng.random() < args.ptxas_rate, False))
+            out.append(Task(seed, p, feats, rng.random() < args.ptxas_rate, False, knobs))
     return out
 
 
@@ -247,7 +257,10 @@ def replay(args: argparse.Namespace) -> int:
         res = check_uniformity(text, seed=seed)
     else:
         passes = [p for p in (args.pipeline or "").split(",") if p]
-        res = check_pipeline(text, passes, seed=seed, ptxas=args.ptxas_rate > 0)
+        from ptxopt.knobs import parse_assignments
+
+        knobs = parse_assignments(args.knob) if args.knob else None
+        res = check_pipeline(text, passes, seed=seed, ptxas=args.ptxas_rate > 0, knobs=knobs)
     print(f"{res.kind or 'ok'}: {res.message}")
     return 0 if res.ok else 1
 
@@ -264,6 +277,9 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--uniformity", action="store_true", help="also check the divergence analysis")
     ap.add_argument("--findings", default=str(FINDINGS), help="where failures are kept")
     ap.add_argument("--replay", help="re-check one kept kernel")
+    ap.add_argument(
+        "--knob", action="append", default=[], help="Name=Value for the passes (repeatable)"
+    )
     args = ap.parse_args(argv)
     if args.replay:
         return replay(args)
