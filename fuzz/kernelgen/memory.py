@@ -119,14 +119,22 @@ def atomic(g: Gen, ctx: Ctx) -> None:
 def _contended(g: Gen, ctx: Ctx) -> None:
     """Order-independent updates of the words all threads share; no result escapes."""
     f = g.facts
-    op = g.choice(CONTENDED_OPS)
-    wide = g.chance(0.3)
-    if op in ("and", "or", "xor"):
-        ty = "b64" if wide else "b32"
-    elif op == "add":
-        ty = "u64" if wide else "u32"
-    else:
-        ty = g.choice(("u64", "s64")) if wide else g.choice(("u32", "s32"))
+    # one operation and type per kernel: two different operations on overlapping words
+    # (xor.b64 and add.u32, min.s32 and and.b32) do not commute, so the result would
+    # depend on the order threads run in
+    spec: tuple[str, bool, str] | None = getattr(g, "acc_spec", None)
+    if spec is None:
+        op = g.choice(CONTENDED_OPS)
+        wide = g.chance(0.3)
+        if op in ("and", "or", "xor"):
+            ty = "b64" if wide else "b32"
+        elif op == "add":
+            ty = "u64" if wide else "u32"
+        else:
+            ty = g.choice(("u64", "s64")) if wide else g.choice(("u32", "s32"))
+        spec = (op, wide, ty)
+        g.acc_spec = spec  # type: ignore[attr-defined]
+    op, wide, ty = spec
     size = 8 if wide else 4
     v = g.operand("rd" if wide else "r")
     pre, _ = g.guard(ctx)
