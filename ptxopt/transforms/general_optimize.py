@@ -156,7 +156,9 @@ def _imm_type(inst: Inst, k: int) -> str | None:
     if op in ("popc", "clz", "brev", "not"):
         return t if k == 1 else None
     if op == "st":
-        return t if k == 1 and ".v2" not in mods and ".v4" not in mods else None
+        # integer stores only: a float store reads its source as raw bits
+        vec = ".v2" in mods or ".v4" in mods or ".v8" in mods
+        return t if k == 1 and not vec and t[1] in "usb" else None
     return t
 
 
@@ -252,7 +254,10 @@ class _Sweep:
             else:
                 new = self.resolve(u, inst)
             if isinstance(new, Value) and new.id in self.consts and not no_rr and not tensor:
-                if kind == "reg":
+                # keep one register source: an all-immediate instruction is folded
+                # instead (and the interpreter runs register forms only)
+                regs_left = sum(isinstance(x, Value) for x in inst.uses)
+                if kind == "reg" and (regs_left > 1 or inst.opcode in ("mov", "st")):
                     t = _imm_type(inst, k)
                     if t is not None:
                         imm = imm_for(_read_as(self.consts[new.id], new.type, t), t)
@@ -441,7 +446,7 @@ class _Sweep:
 
     def fold_guard(self, inst: Inst) -> bool:
         """Handle a constant guard; True if ``inst`` was removed."""
-        if inst.pred is None or inst.is_terminator:
+        if inst.pred is None or inst.is_terminator or inst.carry_out is not None:
             return False
         c = self.consts.get(self.find(inst.pred).id)
         if c is None:
