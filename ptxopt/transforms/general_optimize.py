@@ -640,8 +640,13 @@ class _Sweep:
         return self.changed
 
     def phi_uses(self, phi: Phi) -> None:
+        var = phi.result.var
         for k, v in enumerate(phi.incoming):
             f = self.find(v)
+            # an operand already in the phi's register needs no copy out of SSA;
+            # its source in another register would need one on the edge
+            if v.var == var and f.var != var:
+                continue
             if f is not v and _same_class(f.type, phi.result.type):
                 phi.incoming[k] = f
                 self.changed = True
