@@ -387,3 +387,20 @@ def test_fixed_point_budget() -> None:
 def test_dce_keeps_side_effects() -> None:
     out, st = run("add.s32 %r3, %r2, 1; atom.global.add.u32 %r4, [%rd4], 1; mov.u32 %r10, %r2;")
     assert count(out, "atom.global.add") == 1 and st.get("dead instructions removed")
+
+
+def test_no_mma_cb(tmp_path: Path) -> None:
+    """Copies reach tensor-core operands unless CopyPropNoMmaCb; immediates never do."""
+    body = """
+    mov.u32 %r3, %r2;
+    mov.u32 %r4, 0;
+    mov.f32 %f1, 0f00000000;
+    mma.sync.aligned.m16n8k8.row.col.f32.f16.f16.f32 {%f2, %f3, %f4, %f5}, {%r3, %r3}, {%r4}, {%f1, %f1, %f1, %f1};
+    mov.b32 %r10, %f2;
+    """
+    text = kernel(body)
+    on = optimize(text, "t.ptx", ["general-optimize"]).text
+    assert re.search(r"\{%r2, %r2\}, \{%r4\}", on) and "0f00000000, " not in on
+    ptxas_check(on, "sm_80", tmp_path)
+    off = optimize(text, "t.ptx", ["general-optimize"], knobs={"CopyPropNoMmaCb": True}).text
+    assert re.search(r"\{%r3, %r3\}", off)

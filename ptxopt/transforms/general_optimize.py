@@ -162,6 +162,16 @@ def _imm_type(inst: Inst, k: int) -> str | None:
     return t
 
 
+def _takes_special(inst: Inst) -> bool:
+    """ptxas reads special registers only in ``mov`` and integer-to-integer ``cvt``."""
+    if inst.opcode == "mov":
+        return True
+    info = inst.info
+    if inst.opcode != "cvt" or info is None or len(info.types) != 2:
+        return False
+    return len(inst.ast.mods) == 2 and all(t[1] in "usb" for t in info.types)
+
+
 def _const_operand(x: Value | Imm, t: str, consts: dict[int, int]) -> int | None:
     if isinstance(x, Imm):
         return imm_bits(x, t)
@@ -249,7 +259,7 @@ class _Sweep:
             new: Value | Imm = u
             sp = self.special.get(self.find(u).id)
             if sp is not None:
-                if inst.opcode in ("mov", "cvt") and kind == "reg":
+                if kind == "reg" and _takes_special(inst):
                     new = sp
             else:
                 new = self.resolve(u, inst)
@@ -738,7 +748,7 @@ class GeneralOptimize(FunctionPass):
              "never turn a register operand into an immediate", spec=SPEC),
         Knob("CopyPropNonRegMultiDef", "bool", True,
              "propagate predicated copies under a matching guard", spec=SPEC),
-        Knob("CopyPropNoMmaCb", "bool", True,
+        Knob("CopyPropNoMmaCb", "bool", False,
              "leave tensor-core (mma/wgmma) operands alone", spec=SPEC),
         Knob("LateCopyPropComplPred", "bool", True,
              "under the opposite guard, read the value a predicated copy kept", spec=SPEC),
