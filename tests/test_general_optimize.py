@@ -395,7 +395,8 @@ def test_no_mma_cb(tmp_path: Path) -> None:
     mov.u32 %r3, %r2;
     mov.u32 %r4, 0;
     mov.f32 %f1, 0f00000000;
-    mma.sync.aligned.m16n8k8.row.col.f32.f16.f16.f32 {%f2, %f3, %f4, %f5}, {%r3, %r3}, {%r4}, {%f1, %f1, %f1, %f1};
+    mma.sync.aligned.m16n8k8.row.col.f32.f16.f16.f32 {%f2, %f3, %f4, %f5}, {%r3, %r3},
+        {%r4}, {%f1, %f1, %f1, %f1};
     mov.b32 %r10, %f2;
     """
     text = kernel(body)
