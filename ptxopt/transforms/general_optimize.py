@@ -44,7 +44,7 @@ from dataclasses import replace
 from ptxopt.analysis.manager import AnalysisManager
 from ptxopt.analysis.rpo import reverse_postorder
 from ptxopt.ir.core import Block, Func, Inst, Phi, Value
-from ptxopt.ir.edit import insert_before, make_inst
+from ptxopt.ir.edit import insert_before, make_inst, replace_uses
 from ptxopt.ir.fold import evaluate, imm_bits, imm_for
 from ptxopt.ir.operands import rebuild
 from ptxopt.ir.simplify import Rewrite, simplify
@@ -294,7 +294,15 @@ class _Sweep:
         if inst.pred is not None:
             g = self.find(inst.pred)
             gi = g.inst if g.kind == "inst" else None
-            if isinstance(gi, Inst) and gi.opcode == "not" and gi.pred is None and gi.uses:
+            # (same block only: a longer-lived predicate costs a register, and the
+            # current out-of-SSA mis-handles some of them, see docs/redundancy.md)
+            if (
+                isinstance(gi, Inst)
+                and gi.opcode == "not"
+                and gi.pred is None
+                and gi.uses
+                and gi.block is inst.block
+            ):
                 src = gi.uses[0]
                 if isinstance(src, Value) and src.type == ".pred":
                     g = self.find(src)
@@ -477,11 +485,18 @@ class _Sweep:
             for k, dv in enumerate(inst.defs):
                 old = inst.olds[k]  # type: ignore[index]
                 assert old is not None
-                self.fwd[dv.id] = self.find(old)
+                self.forward(dv, self.find(old))
             self.kill(inst)
             self.stats["never-executed instructions removed"] += 1
         self.changed = True
         return True if inst.block is None else False
+
+    def forward(self, d: Value, v: Value) -> None:
+        """``d`` equals ``v``: copy propagation rewrites the uses as it reaches them;
+        without it, they are rewritten here."""
+        self.fwd[d.id] = v
+        if "copy-prop" not in self.subs:
+            replace_uses(self.func, d, v)
 
     def kill(self, inst: Inst) -> None:
         b = inst.block
@@ -594,7 +609,7 @@ class _Sweep:
         if rw.value is not None and not rw.negate:
             v = self.find(rw.value)
             if compatible(d.type, v.type) and v.kind not in ("special", "undef"):
-                self.fwd[d.id] = v
+                self.forward(d, v)
                 self.changed = True
                 self.stats["instructions simplified"] += 1
             return
