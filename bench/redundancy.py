@@ -138,6 +138,56 @@ def timing(skip_large: bool) -> list[str]:
     return rows
 
 
+def synthetic(n: int) -> str:
+    """A kernel of about ``n`` instructions: copy chains, constants, address
+    arithmetic and dead code in blocks of ten, every fourth block behind a branch."""
+    lines = [
+        ".version 8.0", ".target sm_80", ".address_size 64",
+        ".visible .entry k(.param .u64 p)", "{",
+        f"\t.reg .b32 %r<{n + 8}>;", f"\t.reg .b64 %rd<{n + 8}>;", f"\t.reg .pred %p<{n + 8}>;",
+        "\tld.param.u64 %rd1, [p];", "\tmov.u32 %r1, %tid.x;",
+    ]  # fmt: skip
+    r = 2
+    for blk in range(max(1, n // 10)):
+        a = r
+        lines += [
+            f"\tmov.u32 %r{a}, %r{a - 1};",
+            f"\tadd.s32 %r{a + 1}, %r{a}, 0;",
+            f"\tmov.u32 %r{a + 2}, 7;",
+            f"\tmul.lo.s32 %r{a + 3}, %r{a + 2}, 3;",
+            f"\tadd.s32 %r{a + 4}, %r{a + 1}, %r{a + 3};",
+            f"\tcvt.s64.s32 %rd{a}, %r{a + 4};",
+            f"\tshl.b64 %rd{a + 1}, %rd{a}, 2;",
+            f"\tadd.s64 %rd{a + 2}, %rd1, %rd{a + 1};",
+            f"\tst.global.u32 [%rd{a + 2}+4], %r{a + 4};",
+            f"\txor.b32 %r{a + 5}, %r{a + 4}, %r{a + 4};",
+        ]
+        if blk % 4 == 3:
+            lines += [f"\tsetp.eq.s32 %p{a}, %r{a + 4}, 0;", f"\t@%p{a} bra $L__BB0_{blk};"]
+            lines += [f"\tadd.s32 %r{a + 4}, %r{a + 4}, 1;", f"$L__BB0_{blk}:"]
+        lines.append(f"\tmov.u32 %r{a + 6}, %r{a + 4};")
+        r = a + 7
+    lines += ["\tret;", "}"]
+    return "\n".join(lines) + "\n"
+
+
+def scaling(sizes: tuple[int, ...] = (1_000, 10_000, 100_000)) -> list[str]:
+    """general-optimize time on synthetic kernels of growing size; growth exponent."""
+    rows: list[str] = []
+    pts: list[tuple[float, float]] = []
+    for n in sizes:
+        text = synthetic(n)
+        res = optimize(text, f"synthetic{n}", ["general-optimize"])
+        t = sum(s for name, s in res.report.times if "general-optimize" in name)
+        m = ptx_instructions(text)
+        pts.append((math.log(m), math.log(t)))
+        rows.append(f"  {m:>8} instructions: general-optimize {t:.3f} s")
+    if len(pts) >= 2:
+        slope = (pts[-1][1] - pts[0][1]) / (pts[-1][0] - pts[0][0])
+        rows.append(f"  growth exponent {sizes[0]}..{sizes[-1]}: {slope:.2f}")
+    return rows
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--skip-large", action="store_true")
@@ -160,6 +210,8 @@ def main(argv: list[str] | None = None) -> int:
     if not args.no_timing:
         print("== compile time ==")
         print("\n".join(timing(args.skip_large)))
+        print("synthetic kernels:")
+        print("\n".join(scaling()))
     return 1 if bad else 0
 
 

@@ -405,3 +405,18 @@ def test_no_mma_cb(tmp_path: Path) -> None:
     ptxas_check(on, "sm_80", tmp_path)
     off = optimize(text, "t.ptx", ["general-optimize"], knobs={"CopyPropNoMmaCb": True}).text
     assert re.search(r"\{%r3, %r3\}", off)
+
+
+def test_never_executed_write_over_a_special_register_copy() -> None:
+    """Regression (fuzz seed 200210): the value left by a removed guarded write is a
+    copy of %laneid; instructions that cannot read special registers read the copy."""
+    body = """
+    mov.u32 %r3, %laneid;
+    mov.u32 %r4, 1;
+    setp.eq.u32 %p1, %r4, 2;
+    @%p1 add.s32 %r3, %r2, 1;
+    abs.s32 %r5, %r3;
+    add.s32 %r10, %r5, %r2;
+    """
+    out, st = run(body)
+    assert st.get("never-executed instructions removed") == 1 and count(out, "abs") == 1

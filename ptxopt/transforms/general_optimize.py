@@ -256,13 +256,10 @@ class _Sweep:
                 continue
             if u.kind == "special":
                 continue
-            new: Value | Imm = u
-            sp = self.special.get(self.find(u).id)
-            if sp is not None:
-                if kind == "reg" and _takes_special(inst):
-                    new = sp
-            else:
-                new = self.resolve(u, inst)
+            new: Value | Imm = self.resolve(u, inst)
+            sp = self.special.get(new.id)
+            if sp is not None and kind == "reg" and _takes_special(inst):
+                new = sp
             if isinstance(new, Value) and new.id in self.consts and not no_rr and not tensor:
                 # keep one register source: an all-immediate instruction is folded
                 # instead (and the interpreter runs register forms only)
