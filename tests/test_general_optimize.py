@@ -420,3 +420,25 @@ def test_never_executed_write_over_a_special_register_copy() -> None:
     """
     out, st = run(body)
     assert st.get("never-executed instructions removed") == 1 and count(out, "abs") == 1
+
+
+def test_never_executed_write_feeding_a_loop_phi() -> None:
+    """Regression (fuzz seed 300303): a removed guarded write whose value reached a phi
+    of its own register; the phi must read the value it kept."""
+    body = """
+    mov.u32 %r3, %r2;
+    mov.u32 %r4, 0;
+    mov.u32 %r5, 1;
+    setp.eq.u32 %p2, %r5, 2;
+    $L__BB0_1:
+    add.s32 %r10, %r3, %r4;
+    add.s32 %r6, %r10, 1;
+    mov.u32 %r3, %r6;
+    @%p2 add.s32 %r3, %r3, 1;
+    add.s32 %r4, %r4, 1;
+    setp.lt.u32 %p1, %r4, 3;
+    @%p1 bra $L__BB0_1;
+    add.s32 %r10, %r3, %r4;
+    """
+    out, st = run(body)
+    assert st.get("never-executed instructions removed") == 1

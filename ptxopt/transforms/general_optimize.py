@@ -162,6 +162,13 @@ def _imm_type(inst: Inst, k: int) -> str | None:
     return t
 
 
+def _still_defined(v: Value) -> bool:
+    d = v.inst
+    if isinstance(d, Inst):
+        return d.block is not None
+    return d is not None
+
+
 def _takes_special(inst: Inst) -> bool:
     """ptxas reads special registers only in ``mov`` and integer-to-integer ``cvt``."""
     if inst.opcode == "mov":
@@ -667,7 +674,7 @@ class _Sweep:
             f = self.find(v)
             # an operand already in the phi's register needs no copy out of SSA;
             # its source in another register would need one on the edge
-            if v.var == var and f.var != var:
+            if v.var == var and f.var != var and _still_defined(v):
                 continue
             if f is not v and _same_class(f.type, phi.result.type):
                 phi.incoming[k] = f
