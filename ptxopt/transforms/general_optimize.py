@@ -263,8 +263,9 @@ class _Sweep:
                 continue
             if u.kind == "special":
                 continue
-            new: Value | Imm = self.resolve(u, inst)
-            sp = self.special.get(new.id)
+            resolved = self.resolve(u, inst)
+            new: Value | Imm = resolved
+            sp = self.special.get(resolved.id)
             if sp is not None and kind == "reg" and _takes_special(inst):
                 new = sp
             if isinstance(new, Value) and new.id in self.consts and not no_rr and not tensor:
