@@ -217,7 +217,8 @@ def test_rule_is_exact_on_edge_values(rule: str) -> None:
     body = body.replace("%rs1", "%rs1")
     if "%rs" in body:
         body = ".reg .b16 %rs<4>;\n" + body
-    out, _ = run(body.replace("; ", ";\n"))
+    wide = {"GeneralOptimizeWideMul": True} if rule.startswith("addr_") else {}
+    out, _ = run(body.replace("; ", ";\n"), **wide)
     assert count(out, opcode) == left, out
     if rule.startswith("addr_"):
         assert count(out, "mul.wide") >= 1, out
@@ -442,3 +443,9 @@ def test_never_executed_write_feeding_a_loop_phi() -> None:
     """
     out, st = run(body)
     assert st.get("never-executed instructions removed") == 1
+
+
+def test_wide_mul_rule_is_off_by_default() -> None:
+    body = "cvt.s64.s32 %rd6, %r2;\nshl.b64 %rd7, %rd6, 2;\ncvt.u32.u64 %r10, %rd7;"
+    out, _ = run(body)
+    assert count(out, "shl") == 1 and count(out, "mul.wide") == 0
