@@ -15,8 +15,9 @@ conditional ATOM, written here in PTX):
   allow it and no per-lane result is needed; a warp-uniform operand needs no
   communication at all (``add``: operand x number of members; ``and``/``or``/``min``/
   ``max``: the operand itself); otherwise an inclusive scan over the member lanes
-  with ``shfl.sync.idx``, each step finding the lane ``2^k`` members below with
-  ``fns`` (so holes in the mask are skipped);
+  with ``shfl.sync.idx``; the lane ``2^k`` members below is found by pointer
+  jumping from the previous member (``bfind`` of the mask below the lane), so holes
+  in the mask are skipped;
 * per-lane results: the leader's old value is broadcast with ``shfl.sync.idx`` and
   combined with the lane's exclusive prefix (``add``: inclusive minus own operand;
   others: the inclusive value of the previous member lane).
@@ -35,12 +36,13 @@ from __future__ import annotations
 import re
 
 from ptxopt.analysis.divergence import Divergence
+from ptxopt.analysis.divergence_calls import call_sites, param_symbol
 from ptxopt.analysis.manager import AnalysisManager
-from ptxopt.ir.core import Block, Func, Inst, Value
+from ptxopt.ir.core import Block, Func, Inst, IRModule, Phi, Value
 from ptxopt.ir.defuse import DefUse
 from ptxopt.ir.edit import fresh_var, insert_before, make_inst, new_def, remove, replace_uses
 from ptxopt.knobs import Knob
-from ptxopt.ptx.ast import Imm, Operand, Reg, Vec
+from ptxopt.ptx.ast import Imm, Operand, Reg, Sym, Vec
 from ptxopt.ptx.types import bit_width, is_float
 from ptxopt.transforms.base import FunctionPass, register
 
@@ -222,7 +224,9 @@ def _widen(b: _Builder, n: Value, vtype: str) -> Value:
     return b.v("cvt", (".u64", ".u32"), vtype, [n])
 
 
-def rewrite(func: Func, c: _Candidate, arch_sm: int, redux_ok: bool, used: bool) -> str:
+def rewrite(
+    func: Func, c: _Candidate, arch_sm: int, redux_ok: bool, used: bool, keep_def: bool = False
+) -> str:
     """Replace the atomic of ``c`` by its warp-aggregated form; return the strategy."""
     inst = c.inst
     block = inst.block
@@ -278,22 +282,28 @@ def rewrite(func: Func, c: _Candidate, arch_sm: int, redux_ok: bool, used: bool)
         strategy = "shuffle scan"
         assert isinstance(value, Value)
         x: Value = value
-        for step in (1, 2, 4, 8, 16):
-            src = b.v("fns", (".b32",), ".b32", [mask, lane, _imm(-(step + 1))])
-            found = b.v("setp", (".ne", ".u32"), ".pred", [src, _imm(0xFFFFFFFF)])
-            src2 = b.v("selp", (".b32",), ".b32", [src, lane, found])
-            y = _shfl(b, x, src2, mask)
+        # pointer jumping: ``p`` is the member lane 2^k members below (or none,
+        # 0xffffffff); each step doubles the distance by reading the pointer of
+        # that lane
+        below = b.v("and", (".b32",), ".b32", [mask, _lanemask_lt(b)])
+        p = b.v("bfind", (".u32",), ".u32", [below])
+        valid0 = valid = b.v("setp", (".ne", ".u32"), ".pred", [p, _imm(0xFFFFFFFF)])
+        src0 = src = b.v("selp", (".b32",), ".b32", [p, lane, valid])
+        for step in range(5):
+            y = _shfl(b, x, src, mask)
             xy = _combine(b, op, vt, y, x)
-            x = b.v("selp", (f".b{w}",), vt, [xy, x, found])
+            x = b.v("selp", (f".b{w}",), vt, [xy, x, valid])
+            if step < 4:
+                p = _shfl(b, p, src, mask)
+                valid = b.v("setp", (".ne", ".u32"), ".pred", [p, _imm(0xFFFFFFFF)])
+                src = b.v("selp", (".b32",), ".b32", [p, lane, valid])
         total = x
         if used:
             if op == "add" and not is_float(vt):
                 excl = b.v("sub", (f".s{w}",), vt, [x, value])
             else:
-                prev = b.v("fns", (".b32",), ".b32", [mask, lane, _imm(-2)])
-                has_excl = b.v("setp", (".ne", ".u32"), ".pred", [prev, _imm(0xFFFFFFFF)])
-                prev2 = b.v("selp", (".b32",), ".b32", [prev, lane, has_excl])
-                excl = _shfl(b, x, prev2, mask)
+                has_excl = valid0
+                excl = _shfl(b, x, src0, mask)
     # the one atomic, done by the leader with the combined operand
     opmods = tuple(".add" if m == ".inc" else m for m in inst.ast.mods)
     addr = inst.ast.operands[1 if c.has_result else 0]
@@ -326,12 +336,88 @@ def rewrite(func: Func, c: _Candidate, arch_sm: int, redux_ok: bool, used: bool)
             else:
                 result = comb
         replace_uses(func, inst.defs[0], result)
+    elif c.has_result and keep_def:
+        # read only by a return value no caller uses: any value will do
+        zero = make_inst(func, "mov", (f".b{w}",), [fresh_var(func, vt, "%ua")], [_imm(0)])
+        insert_before(block, block.insts.index(inst), zero)
+        replace_uses(func, inst.defs[0], zero.defs[0])
     remove(inst)
     return strategy
 
 
+def dead_returns(mod: IRModule) -> set[str]:
+    """``.func`` names whose return values no caller reads (optimistic fixed point):
+    a value that only flows into its own function's return parameter is dead when
+    that function's return is dead.  Functions callable from elsewhere (``.visible``,
+    ``.extern``, ``.weak``) or whose address is taken keep a live return."""
+    names = {f.name for f in mod.funcs}
+    live: set[str] = set()
+    deps: dict[str, set[str]] = {}  # caller -> callees whose return it forwards
+    taken: set[str] = set()
+    for f in mod.funcs:
+        if f.ast.linkage and f.ast.kind == ".func":
+            live.add(f.name)
+        rets = {p.name for p in f.ast.rets}
+        du = DefUse(f)
+        loads: dict[str, list[Inst]] = {}
+        for inst in f.instructions():
+            sym = param_symbol(inst)
+            if sym is not None and inst.info is not None and inst.info.name == "ld":
+                loads.setdefault(sym, []).append(inst)
+            if inst.info is not None and inst.info.name in ("mov", "cvta"):
+                for op in inst.ast.operands:
+                    if isinstance(op, Sym) and op.name in names:
+                        taken.add(op.name)
+        for site in call_sites(f):
+            if site.callee is None:
+                continue
+            for r in site.rets:
+                if not isinstance(r, str):
+                    live.add(site.callee)
+                    continue
+                for ld in loads.get(r, []):
+                    for v in ld.defs:
+                        for u in du.uses_of(v):
+                            if _is_return_store(u, rets):
+                                deps.setdefault(f.name, set()).add(site.callee)
+                            else:
+                                live.add(site.callee)
+    live |= taken
+    work = list(live)
+    while work:
+        g = work.pop()
+        for callee in deps.get(g, ()):
+            if callee not in live:
+                live.add(callee)
+                work.append(callee)
+    return {f.name for f in mod.funcs if not f.ast.is_entry and f.ast.rets} - live
+
+
+def _is_return_store(u: Inst | Phi, rets: set[str]) -> bool:
+    return (
+        isinstance(u, Inst)
+        and param_symbol(u) in rets
+        and u.info is not None
+        and u.info.name == "st"
+    )
+
+
+def _result_used(func: Func, inst: Inst, du: DefUse, dead_ret: bool) -> bool:
+    """Does anything read the atomic's result (a store into a dead return does not)?"""
+    rets = {p.name for p in func.ast.rets}
+    for u in du.uses_of(inst.defs[0]):
+        if not (dead_ret and _is_return_store(u, rets)):
+            return True
+    return False
+
+
 def run(
-    func: Func, am: AnalysisManager, mode: int, arch: str | None, version: str | None
+    func: Func,
+    am: AnalysisManager,
+    mode: int,
+    arch: str | None,
+    version: str | None,
+    dead: set[str] | None = None,
 ) -> dict[str, int]:
     """Aggregate every eligible atomic of ``func``; return counts by outcome."""
     counts: dict[str, int] = {}
@@ -354,9 +440,11 @@ def run(
     if not found:
         return counts
     du = DefUse(func)
+    dead_ret = func.name in (dead or set())
     for c in found:
-        used = c.has_result and not du.is_dead(c.inst.defs[0])
-        how = rewrite(func, c, sm, redux_ok, used)
+        used = c.has_result and _result_used(func, c.inst, du, dead_ret)
+        keep = c.has_result and not du.is_dead(c.inst.defs[0])
+        how = rewrite(func, c, sm, redux_ok, used, keep)
         counts[f"aggregated ({how})"] = counts.get(f"aggregated ({how})", 0) + 1
     return counts
 
@@ -377,9 +465,15 @@ class OptimizeUniformAtomic(FunctionPass):
         ),
     )
 
+    _dead: set[str] | None = None
+    _dead_for: IRModule | None = None
+
     def run(self, func: Func, am: AnalysisManager) -> bool:
         mode = int(self.knob("OptimizeUniformAtomicMode"))  # type: ignore[call-overload]
         version = self.module.ast.version if self.module is not None else None
-        counts = run(func, am, mode, self.arch, version)
+        if self.module is not None and self._dead_for is not self.module:
+            self._dead = dead_returns(self.module)
+            self._dead_for = self.module
+        counts = run(func, am, mode, self.arch, version, self._dead)
         self.stats.update(counts)
         return any(k.startswith("aggregated") for k in counts)
