@@ -156,3 +156,29 @@ def test_cli_param_repeatable(tmp_path: Path, capsys: pytest.CaptureFixture[str]
     assert main(["opt", "--param", "k_n", str(src)]) == 2
     with pytest.raises(PtxError):
         optimize(KERNEL, "k.ptx", [PASS], knobs={"SpecializeParams": "k_s=abc"})
+
+
+def test_an_instruction_keeps_one_register_source() -> None:
+    """Regression (fuzz seed 1005): folding every source of ``fma.rp.f64`` left an
+    all-immediate instruction; one register source stays (general-optimize folds)."""
+    src = """.version 8.0
+.target sm_80
+.address_size 64
+.visible .entry f(.param .u64 f_o, .param .f64 f_x)
+{
+  .reg .f64 %fd<4>;
+  .reg .b64 %rd<2>;
+  ld.param.u64 %rd1, [f_o];
+  ld.param.f64 %fd1, [f_x];
+  fma.rp.f64 %fd2, %fd1, %fd1, %fd1;
+  cvta.to.global.u64 %rd1, %rd1;
+  st.global.f64 [%rd1], %fd2;
+  ret;
+}
+"""
+    text = ptxopt.specialize(src, "f", {"f_x": 1.5})
+    assert re.search(r"fma\.rp\.f64\s+%fd2, 0d3FF8000000000000, 0d3FF8000000000000, %fd1;", text)
+    a, b = np.zeros(1), np.zeros(1)
+    launch(src, "f", 1, 1, [a, 1.5])
+    launch(text, "f", 1, 1, [b, 1.5])
+    assert a.view(np.uint64)[0] == b.view(np.uint64)[0]

@@ -338,9 +338,9 @@ def rewrite(
         replace_uses(func, inst.defs[0], result)
     elif c.has_result and keep_def:
         # read only by a return value no caller uses: any value will do
-        zero = make_inst(func, "mov", (f".b{w}",), [fresh_var(func, vt, "%ua")], [_imm(0)])
-        insert_before(block, block.insts.index(inst), zero)
-        replace_uses(func, inst.defs[0], zero.defs[0])
+        zero_mov = make_inst(func, "mov", (f".b{w}",), [fresh_var(func, vt, "%ua")], [_imm(0)])
+        insert_before(block, block.insts.index(inst), zero_mov)
+        replace_uses(func, inst.defs[0], zero_mov.defs[0])
     remove(inst)
     return strategy
 

@@ -154,6 +154,10 @@ def fold_immediate(func: Func, value: Value, bits: int, users: list[Inst]) -> in
         slots = reg_use_slots(u)
         for k, w in enumerate(u.uses):
             if w is value and k in slots:
+                # keep one register source: an all-immediate instruction is a
+                # constant for general-optimize to fold, not a form to print
+                if sum(isinstance(x, Value) for x in u.uses) <= 1:
+                    break
                 u.uses[k] = imm
                 n += 1
     return n
