@@ -124,3 +124,15 @@ def test_guarded_and_ordered_atomics_are_left_alone() -> None:
     stats = res.report.stats[PASS]
     assert stats["skipped: ordering semantics"] == 1 and stats["skipped: guarded"] == 1
     assert "atom.acq_rel.gpu.global.add.u32" in res.text
+
+
+def test_o0_wrappers_whose_results_no_caller_reads() -> None:
+    """nvcc -O0 calls atomicAdd/atomicMin wrappers that return the old value; when no
+    caller reads it (dead-return analysis across the module) the wrapper's atomic is
+    aggregated without per-lane results: redux.sync / one red per warp."""
+    corpus = Path(__file__).parent / "corpus" / "cuda" / "atomics.O0.sm90.ptx"
+    res = optimize(corpus.read_text(), str(corpus), [PASS], verify_each=True)
+    stats = res.report.stats[PASS]
+    assert stats["aggregated (redux.sync)"] == 1 and stats["aggregated (uniform operand)"] == 1
+    assert "redux.sync.min.s32" in res.text and re.search(r"@%ua\d+ red\.add\.u32", res.text)
+    assert "shfl.sync" not in res.text
