@@ -50,20 +50,27 @@ PIPELINES = {
 ATOMIC_OPS = ("VOTEU", "REDUX", "ATOM", "RED", "SHFL", "POPC", "FLO")
 
 
+def _changes(entry: dict[str, Any], passes: list[str]) -> bool:
+    text = (CORPUS / entry["path"]).read_text()
+    return optimize(text, entry["path"], passes).text != optimize(text, entry["path"], []).text
+
+
 def section_passes(args: argparse.Namespace) -> bool:
+    """Measure each pipeline on the files it changes (found without ptxas first)."""
     ok = True
+    entries = corpus_entries(args.only, args.skip_large)
     for title, passes in PIPELINES.items():
-        results = measure(passes, {}, only=args.only, skip_large=args.skip_large, jobs=args.jobs)
-        shown = [r for r in results if r.changed or r.error or r.rejected]
-        for r in shown:  # functions ptxas lists without SASS (inlined callees) drop out
+        changed = [e for e in entries if _changes(e, passes)]
+        results = measure(passes, {}, jobs=args.jobs, entries=changed)
+        for r in results:  # functions ptxas lists without SASS (inlined callees) drop out
             for arch, per in r.targets.items():
                 r.targets[arch] = {
                     k: v
                     for k, v in per.items()
                     if v.sass_before is not None and v.sass_after is not None
                 }
-        print(format_table(shown, f"{title}: {len(shown)} of {len(results)} files changed"))
-        print()
+        print(format_table(results, f"{title}: {len(changed)} of {len(entries)} files changed"))
+        print(flush=True)
         ok = ok and not any(r.error or r.rejected or r.exec_mismatches for r in results)
     return ok
 

@@ -241,7 +241,7 @@ class _Tracker:
         if info.space not in (".local", ""):
             self.escape(p.var, f"frame accessed as {info.space} memory")
             return
-        if info.type is None or is_float(info.type) and bit_width(info.type) < 32:
+        if info.type is None or (is_float(info.type) and bit_width(info.type) < 32):
             self.escape(p.var, "access type")
             return
         elems = 1
@@ -397,17 +397,9 @@ def _promote(func: Func, dom: DomTree, v: _Var, layout: dict[int, int]) -> None:
     # initial values (zero) at the top of the entry block
     entry = func.blocks[0]
     cur: dict[int, Value] = {}
-    anchor = entry.insts[0] if entry.insts else None
     for o in offs:
-        z = make_inst(func, "mov", (regs_type := _slot_type(layout[o]),), [regs[o]], [Imm(0, "0")])
-        _ = regs_type
-        if anchor is not None:
-            insert_before(entry, 0, z)
-        else:
-            z.block = entry
-            entry.insts.append(z)
-            for d in z.defs:
-                d.block = entry
+        z = make_inst(func, "mov", (_slot_type(layout[o]),), [regs[o]], [Imm(0, "0")])
+        insert_before(entry, 0, z)
         cur[o] = z.defs[0]
     # phis for each slot on the iterated frontier of the storing blocks
     store_blocks: dict[int, set[int]] = {o: set() for o in offs}
