@@ -275,14 +275,21 @@ def build_parser(extra_commands: Sequence[str] = ()) -> argparse.ArgumentParser:
 
 # Commands defined by other packages; importing them loads the interpreter (numpy),
 # which 'opt' and 'passes' do not need, so they are left out of those runs.
-EXTRA_COMMANDS = ("ptxopt.sim.cli", "ptxopt.report.analyze_cli", "ptxopt.report.isa_cli")
+EXTRA_COMMANDS = (
+    "ptxopt.sim.cli",
+    "ptxopt.report.analyze_cli",
+    "ptxopt.report.isa_cli",
+    "ptxopt.tools.batch",
+    "ptxopt.tools.report",
+)
 _CORE_COMMANDS = frozenset({"opt", "passes"})
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     command = next((a for a in argv if not a.startswith("-")), None)
-    parser = build_parser(() if command in _CORE_COMMANDS else EXTRA_COMMANDS)
+    core = command in _CORE_COMMANDS or (command is None and "--version" in argv)
+    parser = build_parser(() if core else EXTRA_COMMANDS)
     args = parser.parse_args(argv)
     try:
         return int(args.func(args) or 0)

@@ -9,6 +9,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 
 from ptxopt.ir.core import IRModule
+from ptxopt.ir.cssa import CssaOptions, destructor_for
 from ptxopt.ir.dump import dump_module
 from ptxopt.ir.lift import lift_module
 from ptxopt.ir.lower import print_ir_module
@@ -114,6 +115,6 @@ def _optimize(
         dump=dump,
     )
     t4 = time.perf_counter()
-    out = print_ir_module(mod)
+    out = print_ir_module(mod, destructor_for(mod, CssaOptions.from_knobs(knobs, dump)))
     report.add_time("lower (out of SSA + print)", time.perf_counter() - t4)
     return OptResult(out, mod, report)

@@ -96,7 +96,43 @@ def parse_value(knob: Knob, text: str) -> object:
 
 
 #: Knobs read by the driver rather than by a single pass.
-GLOBAL_KNOBS: tuple[Knob, ...] = ()
+GLOBAL_KNOBS: tuple[Knob, ...] = (
+    Knob(
+        "do-cssa",
+        "bool",
+        True,
+        "leave SSA through conventional SSA and coalescing (off: the legacy out-of-SSA)",
+        spec="05-cssa.txt",
+    ),
+    Knob(
+        "cssa-coalesce",
+        "int",
+        2,
+        "coalescing aggressiveness: 0 keeps every phi copy; 1 coalesces under the SIMT "
+        "condition (a used warp-uniform value never shares a register with lanes merged "
+        "at a divergent join); 2 by per-thread interference alone; 3 also coalesces the "
+        "program's own register moves",
+        spec="05-cssa.txt",
+        lo=0,
+        hi=3,
+    ),
+    Knob(
+        "cssa-verbosity",
+        "int",
+        0,
+        "1: per-function copy statistics, 2: every coalescing decision, 3: the "
+        "conventional-SSA form with its pcp copies",
+        spec="05-cssa.txt",
+        lo=0,
+    ),
+    Knob(
+        "dump-before-cssa",
+        "bool",
+        False,
+        "print the whole IR module before leaving SSA",
+        spec="05-cssa.txt",
+    ),
+)
 
 
 def registry() -> dict[str, Knob]:

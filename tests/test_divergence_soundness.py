@@ -37,9 +37,11 @@ def _cases() -> list[Any]:
 
 def _shapes(block: Any, producer: str) -> list[Any]:
     """The manifest's block shape plus a partial warp and a warp-and-a-bit (not for
-    Triton, whose kernels are compiled for one block size)."""
+    Triton, CUB and CUTLASS, whose kernels are compiled for one block size)."""
+    if not isinstance(block, int):  # a 3-D block (as given)
+        return [block]
     shapes = [block]
-    if isinstance(block, int) and producer != "triton":
+    if producer not in ("triton", "cub", "cutlass"):
         shapes += [min(block, 7), min(block, 37)]
     return list(dict.fromkeys(shapes))
 

@@ -513,8 +513,8 @@ def test_uniformity_violations_are_recorded() -> None:
 
 
 def test_tensor_core_instruction_is_unsupported_by_name() -> None:
-    src = kern("    ldmatrix.sync.aligned.m8n8.x1.shared.b16 {%r1}, [%r2];\n")
-    with pytest.raises(SimError, match="ldmatrix.*unsupported by the interpreter"):
+    src = kern("    movmatrix.sync.aligned.m8n8.trans.b16 %r1, %r2;\n")
+    with pytest.raises(SimError, match="movmatrix.*unsupported by the interpreter"):
         launch(src, "k", 1, 32, [np.zeros(1, np.uint32)])
 
 

@@ -13,6 +13,7 @@ import pytest
 from helpers import corpus_param
 
 from ptxopt.sim import launch
+from ptxopt.sim.checker import buffers, copy_args
 
 CORPUS = Path(__file__).parent / "corpus"
 
@@ -75,7 +76,7 @@ def test_corpus_launch(path: str, ln: dict[str, Any]) -> None:
     assert REFS is not None
     text = (CORPUS / path).read_text()
     args = REFS.make_args(ln)
-    before = [np.copy(a) if isinstance(a, np.ndarray) else a for a in args]
+    before = buffers(copy_args(args))
     launch(
         text,
         ln["kernel"],
@@ -85,8 +86,13 @@ def test_corpus_launch(path: str, ln: dict[str, Any]) -> None:
         shared_bytes=_shared_bytes(path, text, ln),
         filename=path,
     )
+    args = buffers(args)  # a by-value Params struct: the arrays it points to
     ref = getattr(REFS, ln["reference"])
     expected = ref(before, ln)
     tol = REFS.TOLERANCE.get(ln["reference"])
+    if ln["reference"] in getattr(REFS, "BF16_VALUES", ()):
+        bf = [a["dtype"] == "bfloat16" for a in ln["args"]]
+        args = [REFS.bf16_bits_to_f32(g) if f else g for g, f in zip(args, bf, strict=True)]
+        expected = [REFS.bf16_bits_to_f32(e) if f else e for e, f in zip(expected, bf, strict=True)]
     for i, (g, e) in enumerate(zip(args, expected, strict=True)):
         _compare(ln["reference"], g, e, tol, f"{path} {ln['kernel']} argument {i}")

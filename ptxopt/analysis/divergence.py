@@ -52,8 +52,10 @@ from ptxopt.analysis.divergence_seeds import (
     special_is_varying,
 )
 from ptxopt.analysis.divergence_sync import CfgContext
+from ptxopt.analysis.lane_bits import block_shape, result_mask, special_mask
 from ptxopt.ir.core import CARRY, Func, Inst, IRModule, Phi, Value
 from ptxopt.ir.operands import regs_of
+from ptxopt.ptx.ast import Imm, Reg
 from ptxopt.ptx.opcodes import reads_volatile_state
 
 if TYPE_CHECKING:
@@ -322,6 +324,9 @@ class _Propagator:
         self.own_params = {p.name: i for i, p in enumerate(func.ast.params)}
         self.own_rets = {p.name: i for i, p in enumerate(func.ast.rets)}
         self.any_divergence = False
+        # varying values known to differ only in some bits within a warp (lane_bits)
+        self.lmask: dict[int, int] = {}
+        self.shape = block_shape(func.ast.directives)
         cond_ret = [False] * len(func.blocks)
         if not env.is_entry:
             for b in func.blocks:
@@ -387,13 +392,79 @@ class _Propagator:
             self.var[vid] = 1
             self.reasons[vid] = reason
             self.work.push(vid)
+        elif vid in self.lmask:  # a refined value becomes fully varying
+            del self.lmask[vid]
+            self.reasons[vid] = reason
+            self.work.push(vid)
+
+    def mark_partial(self, v: Value, reason: Reason, mask: int) -> None:
+        """``v`` is varying, but only the bits of ``mask`` differ within a warp."""
+        vid = v.id
+        if not self.var[vid]:
+            self.var[vid] = 1
+            self.reasons[vid] = reason
+            self.lmask[vid] = mask
+            self.work.push(vid)
+            return
+        old = self.lmask.get(vid)
+        if old is not None and old | mask != old:
+            self.lmask[vid] = old | mask
+            self.work.push(vid)
+
+    def mask_of(self, v: Value) -> int | None:
+        """Lane mask of ``v``: 0 uniform, ``None`` fully varying (see lane_bits)."""
+        if not self.var[v.id]:
+            return 0
+        return self.lmask.get(v.id)
+
+    def _broadcast(self, inst: Inst) -> bool:
+        """``shfl.sync.idx`` reading one uniform source lane for the whole warp: a
+        constant ``c`` with no segment mask whose clamp admits the lane, and a
+        membermask that is not varying.  Every lane then reads the same register."""
+        ast = inst.ast
+        if ast.opcode != "shfl" or ".idx" not in ast.mods or ".sync" not in ast.mods:
+            return False
+        ops = ast.operands
+        if len(ops) != 5:
+            return False
+        vals: list[Value | int | None] = []
+        k = 0
+        for op in ops[1:]:
+            if isinstance(op, Reg):
+                u = inst.uses[k] if k < len(inst.uses) else None
+                k += 1
+                if isinstance(u, Imm) and isinstance(u.value, int):
+                    vals.append(u.value)
+                elif isinstance(u, Value):
+                    c0 = _constant(u)
+                    vals.append(u if c0 is None else c0)
+                else:
+                    vals.append(None)
+            elif isinstance(op, Imm) and isinstance(op.value, int):
+                vals.append(op.value)
+            else:
+                vals.append(None)
+        _a, b, c, mask = vals
+        if not isinstance(c, int) or (c >> 8) & 31:
+            return False
+        if isinstance(b, int):
+            if b & 31 > c & 31:
+                return False
+        elif not isinstance(b, Value) or self.mask_of(b) != 0 or c & 31 != 31:
+            return False
+        return isinstance(mask, int) or (isinstance(mask, Value) and not self.var[mask.id])
 
     def seed(self) -> None:
         func = self.func
         for name in sorted(func.specials):
             v = func.specials[name]
             if special_is_varying(name):
-                self.mark(v, ("seed", -1, f"special register {name} differs per lane"))
+                m = special_mask(name, self.shape)
+                why: Reason = ("seed", -1, f"special register {name} differs per lane")
+                if m is None:
+                    self.mark(v, why)
+                elif m:
+                    self.mark_partial(v, why, m)
         by_name = {p.var: p for p in func.params}
         for i, p in enumerate(func.ast.params):
             if p.space == ".reg" and i < len(self.env.param_varying) and self.env.param_varying[i]:
@@ -416,7 +487,8 @@ class _Propagator:
             return
         var = self.var
         defs = inst.defs
-        if defs and not all(var[d.id] for d in defs):
+        lmask = self.lmask
+        if defs and (not all(var[d.id] for d in defs) or any(d.id in lmask for d in defs)):
             self._eval_defs(inst)
         if inst.carry_out is not None and not var[inst.carry_out.id]:
             for v in inst.operand_values():
@@ -442,13 +514,15 @@ class _Propagator:
                 break
         if opv is None and inst.carry_in is not None and var[inst.carry_in.id]:
             opv = inst.carry_in
+        lmask = self.lmask
         for k, d in enumerate(inst.defs):
-            if var[d.id]:
+            if var[d.id] and d.id not in lmask:
                 continue
             s = seeds[k]
             r: Reason | None = None
             if s == SEED_VARYING:
-                r = ("seed", -1, f"{inst.ast.name} result differs per lane")
+                if not self._broadcast(inst):
+                    r = ("seed", -1, f"{inst.ast.name} result differs per lane")
             elif s == SEED_UNIFORM:
                 ms = membermask_slot(inst)
                 if ms is not None:
@@ -461,6 +535,13 @@ class _Propagator:
                 r = self._call_reason(d)
             elif opv is not None:
                 r = ("operand", opv.id, repr(opv))
+                if len(inst.defs) == 1:
+                    rm = result_mask(inst, self.mask_of)
+                    if rm == 0:
+                        r = None  # only lane bits the arithmetic discards differ
+                    elif rm is not None and not (olds and olds[0] is not None and var[olds[0].id]):
+                        self.mark_partial(d, r, rm)
+                        continue
             if r is None and olds is not None and k < len(olds):
                 o = olds[k]
                 if o is not None and var[o.id]:
@@ -662,6 +743,18 @@ class _Propagator:
         if self.any_divergence and len({st.block.index for st in stores if st.block}) > 1:
             return True
         return False
+
+
+def _constant(v: Value) -> int | None:
+    """The integer ``v`` holds when an unguarded ``mov`` of an immediate defines it
+    (Triton passes shfl's lane, clamp and mask in such registers)."""
+    inst = v.inst
+    if v.kind != "inst" or not isinstance(inst, Inst) or inst.pred is not None:
+        return None
+    if inst.ast.opcode != "mov" or len(inst.ast.operands) != 2 or inst.uses:
+        return None
+    op = inst.ast.operands[1]
+    return op.value if isinstance(op, Imm) and isinstance(op.value, int) else None
 
 
 def _trivial(phi: Phi) -> bool:
@@ -882,15 +975,19 @@ def analyze_module(mod: IRModule, *, max_rounds: int | None = None) -> ModuleDiv
 # the two pipeline runs
 
 
-def propagate_varying(func: Func, am: AnalysisManager, phase: int = 53) -> Divergence:
+def propagate_varying(
+    func: Func, am: AnalysisManager, phase: int = 53, *, module: bool = True
+) -> Divergence:
     """Phase 53 (``OriPropagateVaryingFirst``) or 70 (``OriPropagateVaryingSecond``): drop
-    any cached divergence of ``func`` (and of its bound module) and recompute from scratch."""
+    any cached divergence of ``func`` (and of its bound module) and recompute from scratch.
+    ``module=False`` keeps the module's result: a pass that runs this on every function
+    of an unchanged module recomputes the module once, not once per function."""
     if phase not in PHASES:
         raise ValueError(f"varying propagation runs at phases {sorted(PHASES)}, not {phase}")
     keep = frozenset(c for c in am.cached_analyses(func) if c is not Divergence)
     am.invalidate(func, keep)
     mod = _MODULE_OF.get(func)
-    if mod is not None:
+    if mod is not None and module:
         am.invalidate(mod)
     return am.get(Divergence, func)
 

@@ -117,6 +117,8 @@ class _Lowerer:
         after: dict[int, list[Block]] = {}  # blocks to place right after a block
         tail: list[tuple[str, list[Copy], str]] = []  # split blocks at the end
         retarget: dict[tuple[int, int], str] = {}  # (pred, succ block) -> split label
+        for bi, copies in asg.block_copies.items():
+            end_copies.setdefault(bi, []).extend(copies)
         for (pi, si), copies in sorted(asg.edge_copies.items()):
             pred = func.blocks[pi]
             succ = func.blocks[si]
@@ -149,6 +151,9 @@ class _Lowerer:
     ) -> None:
         for lab in b.labels:
             self.lines.append(f"{lab}:")
+        start = self.asg.start_copies.get(b.index)
+        if start:
+            self.emit_copies(start, None)
         insts = b.insts
         term = b.terminator
         body = insts[:-1] if term is not None else insts
@@ -205,6 +210,8 @@ class _Lowerer:
         tie = self.asg.tie_copies.get(id(inst))
         if tie:
             self.emit_copies(tie, inst.loc)
+        if self.asg.drop and id(inst) in self.asg.drop:
+            return
         self.emit_instr(self.lower_inst(inst), inst.loc)
 
     def decl_lines(self) -> list[str]:

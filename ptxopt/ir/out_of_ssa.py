@@ -39,6 +39,11 @@ class Assignment:
     tie_copies: dict[int, list[Copy]] = field(default_factory=dict)  # id(inst) -> copies
     new_regs: dict[str, str] = field(default_factory=dict)  # fresh name -> type
     split_values: int = 0
+    # CSSA: parallel copies before a block's terminator (for all its successors, no
+    # edge splitting) and right after a block's labels; instructions left out
+    block_copies: dict[int, list[Copy]] = field(default_factory=dict)
+    start_copies: dict[int, list[Copy]] = field(default_factory=dict)
+    drop: set[int] = field(default_factory=set)  # id(inst)
 
     def name(self, v: Value | Imm) -> str | Imm:
         if isinstance(v, Imm):

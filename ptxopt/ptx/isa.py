@@ -231,13 +231,13 @@ def _rows() -> list[IsaInstr]:
     add(f, "run", "getctarank", "getctarank.shared::cluster.u32 %r1, %r2;")
     # -- asynchronous data movement (9.7.9.25) ------------------------------------------
     f = "async-copy"
-    add(f, "planned", "cp.async", "cp.async.ca.shared.global [%r1], [%rd1], 16;")
-    add(f, "planned", "cp.async.commit_group", "cp.async.commit_group;")
-    add(f, "planned", "cp.async.wait_group", "cp.async.wait_group 0;", "cp.async.wait_all;")
-    add(f, "planned", "cp.async.mbarrier.arrive", "cp.async.mbarrier.arrive.b64 [%r1];")
+    add(f, "run", "cp.async", "cp.async.ca.shared.global [%r1], [%rd1], 16;")
+    add(f, "run", "cp.async.commit_group", "cp.async.commit_group;")
+    add(f, "run", "cp.async.wait_group", "cp.async.wait_group 0;", "cp.async.wait_all;")
+    add(f, "run", "cp.async.mbarrier.arrive", "cp.async.mbarrier.arrive.b64 [%r1];")
     add(
         f,
-        "planned",
+        "run",
         "cp.async.bulk",
         "cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes [%r1], [%rd1], 64, "
         "[%r2];",
@@ -248,10 +248,10 @@ def _rows() -> list[IsaInstr]:
         "cp.reduce.async.bulk",
         "cp.reduce.async.bulk.global.shared::cta.bulk_group.add.u32 [%rd1], [%r1], 64;",
     )
-    add(f, "planned", "cp.async.bulk.prefetch", "cp.async.bulk.prefetch.L2.global [%rd1], 64;")
+    add(f, "run", "cp.async.bulk.prefetch", "cp.async.bulk.prefetch.L2.global [%rd1], 64;")
     add(
         f,
-        "planned",
+        "run",
         "cp.async.bulk.tensor",
         "cp.async.bulk.tensor.1d.shared::cluster.global.mbarrier::complete_tx::bytes [%r1], "
         "[%rd1, {%r2}], [%r3];",
@@ -265,21 +265,21 @@ def _rows() -> list[IsaInstr]:
     )
     add(
         f,
-        "planned",
+        "run",
         "cp.async.bulk.prefetch.tensor",
         "cp.async.bulk.prefetch.tensor.1d.L2.global [%rd1, {%r2}];",
     )
-    add(f, "planned", "cp.async.bulk.commit_group", "cp.async.bulk.commit_group;")
-    add(f, "planned", "cp.async.bulk.wait_group", "cp.async.bulk.wait_group.read 0;")
+    add(f, "run", "cp.async.bulk.commit_group", "cp.async.bulk.commit_group;")
+    add(f, "run", "cp.async.bulk.wait_group", "cp.async.bulk.wait_group.read 0;")
     add(
         f,
-        "planned",
+        "run",
         "tensormap.replace",
         "tensormap.replace.tile.global_address.global.b1024.b64 [%rd1], %rd2;",
     )
     add(
         f,
-        "planned",
+        "run",
         "tensormap.cp_fenceproxy",
         "tensormap.cp_fenceproxy.global.shared::cta.tensormap::generic.release.gpu.sync.aligned "
         "[%rd1], [%r1], 128;",
@@ -334,30 +334,30 @@ def _rows() -> list[IsaInstr]:
     add(f, "run", "redux.sync", "redux.sync.min.s32 %r1, %r2, 0xffffffff;")
     add(f, "run", "griddepcontrol", "griddepcontrol.wait;")
     add(f, "run", "elect.sync", "elect.sync %r1|%p1, 0xffffffff;")
-    add(f, "planned", "mbarrier.init", "mbarrier.init.shared::cta.b64 [%r1], 32;")
-    add(f, "planned", "mbarrier.inval", "mbarrier.inval.shared::cta.b64 [%r1];")
+    add(f, "run", "mbarrier.init", "mbarrier.init.shared::cta.b64 [%r1], 32;")
+    add(f, "run", "mbarrier.inval", "mbarrier.inval.shared::cta.b64 [%r1];")
     add(
         f,
-        "planned",
+        "run",
         "mbarrier.expect_tx",
         "mbarrier.expect_tx.relaxed.cta.shared::cta.b64 [%r1], 64;",
     )
     add(
         f,
-        "planned",
+        "run",
         "mbarrier.complete_tx",
         "mbarrier.complete_tx.relaxed.cta.shared::cta.b64 [%r1], 64;",
     )
-    add(f, "planned", "mbarrier.arrive", "mbarrier.arrive.shared::cta.b64 %rd1, [%r1];")
-    add(f, "planned", "mbarrier.arrive_drop", "mbarrier.arrive_drop.shared::cta.b64 %rd1, [%r1];")
+    add(f, "run", "mbarrier.arrive", "mbarrier.arrive.shared::cta.b64 %rd1, [%r1];")
+    add(f, "run", "mbarrier.arrive_drop", "mbarrier.arrive_drop.shared::cta.b64 %rd1, [%r1];")
     add(
         f,
-        "planned",
+        "run",
         "mbarrier.test_wait",
         "mbarrier.test_wait.shared::cta.b64 %p1, [%r1], %rd2;",
         "mbarrier.try_wait.parity.shared::cta.b64 %p1, [%r1], %r2;",
     )
-    add(f, "planned", "mbarrier.pending_count", "mbarrier.pending_count.b64 %r1, %rd2;")
+    add(f, "run", "mbarrier.pending_count", "mbarrier.pending_count.b64 %r1, %rd2;")
     add(
         f,
         "planned",
@@ -397,7 +397,7 @@ def _rows() -> list[IsaInstr]:
     )
     add(
         f,
-        "planned",
+        "run",
         "mma",
         "mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 {%f1, %f2, %f3, %f4}, {%r1, %r2, %r3, "
         "%r4}, {%r5, %r6}, {%f5, %f6, %f7, %f8};",
@@ -411,17 +411,17 @@ def _rows() -> list[IsaInstr]:
     )
     add(
         f,
-        "planned",
+        "run",
         "ldmatrix",
         "ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%r1, %r2, %r3, %r4}, [%r5];",
     )
-    add(f, "planned", "stmatrix", "stmatrix.sync.aligned.m8n8.x2.shared.b16 [%r5], {%r1, %r2};")
+    add(f, "run", "stmatrix", "stmatrix.sync.aligned.m8n8.x2.shared.b16 [%r5], {%r1, %r2};")
     add(f, "planned", "movmatrix", "movmatrix.sync.aligned.m8n8.trans.b16 %r1, %r2;")
     # -- warpgroup matrix (9.7.15) -------------------------------------------------------
     f = "warpgroup-matrix"
     add(
         f,
-        "planned",
+        "run",
         "wgmma.mma_async",
         "wgmma.mma_async.sync.aligned.m64n8k16.f32.f16.f16 {%f1, %f2, %f3, %f4}, %rd1, %rd2, "
         "%p1, 1, 1, 0, 0;",
@@ -433,9 +433,9 @@ def _rows() -> list[IsaInstr]:
         "wgmma.mma_async.sp.sync.aligned.m64n8k32.f32.f16.f16 {%f1, %f2, %f3, %f4}, %rd1, %rd2, "
         "%r1, 0, %p1, 1, 1, 0, 0;",
     )
-    add(f, "planned", "wgmma.fence", "wgmma.fence.sync.aligned;")
-    add(f, "planned", "wgmma.commit_group", "wgmma.commit_group.sync.aligned;")
-    add(f, "planned", "wgmma.wait_group", "wgmma.wait_group.sync.aligned 0;")
+    add(f, "run", "wgmma.fence", "wgmma.fence.sync.aligned;")
+    add(f, "run", "wgmma.commit_group", "wgmma.commit_group.sync.aligned;")
+    add(f, "run", "wgmma.wait_group", "wgmma.wait_group.sync.aligned 0;")
     # -- TensorCore 5th generation (9.7.16) ------------------------------------------------
     f = "tcgen05"
     add(

@@ -11,6 +11,7 @@ reported where it occurs.
 
 from __future__ import annotations
 
+import functools
 import re
 import struct
 import sys
@@ -106,9 +107,16 @@ _DIGIT_BASE = {"0x": 16, "0X": 16, "0b": 2, "0B": 2}
 DBL_MIN = 2.2250738585072014e-308
 
 
+# Most digits a literal of each base can have without the running value ever
+# reaching 2**63 before its last digit (so no overflow check is needed).
+_SAFE_DIGITS = {10: 19, 16: 16, 8: 22, 2: 64}
+
+
 def _accumulate(digits: str, base: int) -> int:
     """Value of ``digits`` modulo 2**64, as ptxas computes it: before each digit
     after the first, the running value must be below 2**63 ("Constant overflow")."""
+    if 0 < len(digits) <= _SAFE_DIGITS[base] and digits.isascii() and digits.isalnum():
+        return int(digits, base) & _U64  # fast path: short, plain digits
     value = 0
     for k, ch in enumerate(digits):
         if k and value & _SIGN:
@@ -144,9 +152,11 @@ def parse_float(text: str) -> float:
     return value
 
 
+@functools.lru_cache(maxsize=4096)
 def parse_number(text: str, negative: bool = False) -> Imm:
     """Build an :class:`Imm` from a number token (and an optional leading minus);
-    ``ValueError`` for an out-of-range literal."""
+    ``ValueError`` for an out-of-range literal.  Cached: large data initializers
+    repeat a few literals many times, and an :class:`Imm` is immutable."""
     c1 = text[1:2]
     sign = "-" if negative else ""
     if text[0] == "0" and c1 in ("f", "F"):
@@ -590,8 +600,18 @@ class Parser:
         if self.accept("{"):
             if self.accept("}"):
                 raise self.error("empty initializer list")
+            toks = self.toks
             while True:
-                self.initializer()
+                tok = toks[self.i]
+                if tok[0] == NUM and toks[self.i + 1][1] in (",", "}"):
+                    # a plain literal item (most of a large data table)
+                    if toks[self.i + 1][0] == PUNCT:
+                        self.i += 1
+                        self.literal(tok)
+                    else:
+                        self.initializer()
+                else:
+                    self.initializer()
                 if self.accept("}"):
                     return
                 self.expect(",")

@@ -26,12 +26,34 @@ def cmd_analyze(args: argparse.Namespace) -> int:
 
     text, name = read_input(args.input)
     mod, md, report = analyze_text(text, name)
+    if args.regfiles or args.emit == "ori":
+        return _regfiles(args, mod, md)
     if args.explain:
         sys.stdout.write(explain(mod, md, args.explain))
     elif args.json:
         sys.stdout.write(json.dumps(report, indent=1, sort_keys=False) + "\n")
     else:
         sys.stdout.write(format_text(report))
+    return 0
+
+
+def _regfiles(args: argparse.Namespace, mod: Any, md: Any) -> int:
+    import re
+
+    from ptxopt.ori.report import format_ori, format_regfiles, regfiles_report
+
+    arch = args.arch or mod.arch or "sm_75"
+    if not re.fullmatch(r"sm_\d+[af]?", arch):
+        print(f"ptxopt: error: unsupported --arch '{arch}'", file=sys.stderr)
+        return 2
+    if args.emit == "ori":
+        sys.stdout.write(format_ori(mod, md, arch))
+        return 0
+    rep = regfiles_report(mod, md, arch)
+    if args.json:
+        sys.stdout.write(json.dumps(rep, indent=1) + "\n")
+    else:
+        sys.stdout.write(format_regfiles(rep))
     return 0
 
 
@@ -45,4 +67,14 @@ def add_parser(subparsers: Any) -> None:
     p.add_argument("input", help="PTX file ('-' for standard input)")
     p.add_argument("--json", action="store_true", help="machine-readable output")
     p.add_argument("--explain", metavar="REG", help="root-cause chain of REG (or FUNC:REG)")
+    p.add_argument(
+        "--regfiles",
+        action="store_true",
+        help="uniform register model (ptxas phases 74/86): the file (R/P/UR/UP) of every "
+        "value, bridges, predicted UR/UP counts",
+    )
+    p.add_argument("--arch", metavar="sm_XX", help="target of --regfiles (default: .target)")
+    p.add_argument(
+        "--emit", choices=["ori"], help="ori: the listing annotated with SASS classes and files"
+    )
     p.set_defaults(func=cmd_analyze)

@@ -9,7 +9,17 @@ semantics in :mod:`ptxopt.sim.ops` and :mod:`ptxopt.sim.floats`.
 
 from ptxopt.sim.checker import DiffResult, differential
 from ptxopt.sim.errors import SimError
-from ptxopt.sim.launch import LaunchResult, launch
+from ptxopt.sim.launch import LaunchResult, ParamBlob, launch
 from ptxopt.sim.machine import Violation
+from ptxopt.sim.tma import TensorMap
 
-__all__ = ["launch", "LaunchResult", "differential", "DiffResult", "SimError", "Violation"]
+__all__ = [
+    "launch",
+    "LaunchResult",
+    "ParamBlob",
+    "TensorMap",
+    "differential",
+    "DiffResult",
+    "SimError",
+    "Violation",
+]

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -9,7 +10,8 @@ from typing import Any
 import numpy as np
 
 from ptxopt.ptx.ast import Module
-from ptxopt.sim.launch import Dim, launch
+from ptxopt.sim.launch import Dim, ParamBlob, launch
+from ptxopt.sim.tma import TensorMap
 
 
 @dataclass(slots=True)
@@ -73,8 +75,8 @@ def differential(
     for g, b in shapes:
         for seed in range(trials):
             args = _call_make(make_args, seed, g, b)
-            a_args = [np.copy(x) if isinstance(x, np.ndarray) else x for x in args]
-            b_args = [np.copy(x) if isinstance(x, np.ndarray) else x for x in args]
+            a_args = copy_args(args)
+            b_args = copy_args(args)
             ea = eb = None
             try:
                 launch(ptx_a, kernel, g, b, a_args, shared_bytes, **launch_kw)
@@ -99,7 +101,7 @@ def differential(
                     f"; B {'failed: ' + str(eb) if eb else 'ran'}"
                 )
                 return DiffResult(False, n, msg, (g, b), seed, runs=runs)
-            for i, (x, y) in enumerate(zip(a_args, b_args, strict=True)):
+            for i, (x, y) in enumerate(zip(buffers(a_args), buffers(b_args), strict=True)):
                 if isinstance(x, np.ndarray):
                     xb = np.ascontiguousarray(x).view(np.uint8).reshape(-1)
                     yb = np.ascontiguousarray(y).view(np.uint8).reshape(-1)
@@ -121,6 +123,43 @@ def differential(
     if both_failed:
         msg += f" ({both_failed} of them failed the same way on both sides)"
     return DiffResult(True, n, msg, runs=runs, both_failed=both_failed)
+
+
+def copy_args(args: list[Any]) -> list[Any]:
+    """Copies of the arrays of a launch's arguments (also those a :class:`ParamBlob`
+    points to; an array named twice stays one array)."""
+    memo: dict[int, np.ndarray] = {}
+
+    def cp(x: np.ndarray) -> np.ndarray:
+        if id(x) not in memo:
+            memo[id(x)] = np.copy(x)
+        return memo[id(x)]
+
+    out: list[Any] = []
+    for x in args:
+        if isinstance(x, np.ndarray):
+            out.append(cp(x))
+        elif isinstance(x, ParamBlob):
+            out.append(ParamBlob(x.data, {k: cp(v) for k, v in x.pointers.items()}))
+        elif isinstance(x, TensorMap):
+            out.append(dataclasses.replace(x, array=cp(x.array)))
+        else:
+            out.append(x)
+    return out
+
+
+def buffers(args: list[Any]) -> list[Any]:
+    """The arguments with each :class:`ParamBlob` replaced by its arrays (by offset) and
+    each :class:`TensorMap` by its array."""
+    out: list[Any] = []
+    for x in args:
+        if isinstance(x, ParamBlob):
+            out += [x.pointers[k] for k in sorted(x.pointers)]
+        elif isinstance(x, TensorMap):
+            out.append(x.array)
+        else:
+            out.append(x)
+    return out
 
 
 def _call_make(make_args: Callable[..., list[Any]], seed: int, g: Any, b: Any) -> list[Any]:

@@ -222,10 +222,32 @@ def fma64(a: np.ndarray, b: np.ndarray, c: np.ndarray, mode: str = "rn") -> np.n
     return s
 
 
+_MID32 = np.uint64(1 << 28)  # low 29 bits of a binary64 at a binary32 midpoint
+_LOW29 = np.uint64((1 << 29) - 1)
+_NORMAL32 = F64(2.0**-125)
+
+
 def fma32(a: np.ndarray, b: np.ndarray, c: np.ndarray, mode: str = "rn") -> np.ndarray:
-    """Correctly rounded binary32 fused multiply-add (one rounding)."""
+    """Correctly rounded binary32 fused multiply-add (one rounding).
+
+    The product of two binary32 values is exact in binary64, so ``s = RN64(p + c)``
+    is off by less than half a binary64 ulp; rounding ``s`` to binary32 gives the
+    correctly rounded result unless ``s`` lies exactly on a binary32 midpoint (then
+    the first rounding may have decided the tie), or is a zero, NaN or below the
+    normal binary32 range: only those lanes take the exact path."""
     p = np.asarray(a, dtype=F32).astype(F64) * np.asarray(b, dtype=F32).astype(F64)
     c64 = np.asarray(c, dtype=F32).astype(F64)
+    if mode == "rn" and p.ndim:
+        s = p + c64
+        hard = ((s.view(np.uint64) & _LOW29) == _MID32) | ~(np.abs(s) >= _NORMAL32)
+        if not hard.any():
+            return s.astype(F32)
+        out = s.astype(F32)
+        c64 = np.broadcast_to(c64, p.shape)
+        ph, ch = p[hard], c64[hard]
+        sh, eh = two_sum(ph, ch)
+        out[hard] = exact_to_format(fix_zero_sign(sh, ph, ch, mode), eh, "f32", mode)
+        return out
     s, e = two_sum(p, c64)
     return exact_to_format(fix_zero_sign(s, p, c64, mode), e, "f32", mode)
 

@@ -23,6 +23,7 @@ from ptxopt.sim.machine import Machine, Op, Stats, Violation, W
 from ptxopt.sim.memory import Memory
 from ptxopt.sim.ops import Decoder
 from ptxopt.sim.program import FuncInfo, Program, build_program, type_bytes, var_size
+from ptxopt.sim.tma import TensorMap
 from ptxopt.sim.values import TYPES
 
 Dim = int | tuple[int, ...] | list[int]
@@ -52,6 +53,18 @@ class LaunchResult(Stats):
             f"arrivals, {self.atomics} atomic lane-ops, {self.calls} calls; "
             f"{self.seconds:.3f} s ({rate / 1e6:.1f} M lane-instr/s)"
         )
+
+
+@dataclass
+class ParamBlob:
+    """A by-value parameter given as raw bytes (a library's ``Params`` struct built by
+    its host code), with the arrays its pointer fields point to: ``pointers`` maps a
+    byte offset of ``data`` to an array that the launch places in global memory and
+    whose address it writes there (8 bytes, little endian); the arrays are updated in
+    place after the run like argument arrays."""
+
+    data: bytes
+    pointers: dict[int, np.ndarray] = field(default_factory=dict)
 
 
 @dataclass(slots=True)
@@ -259,7 +272,25 @@ def launch(
     for i, (p, a) in enumerate(zip(params, args, strict=True)):
         off = (len(kp) + p.align - 1) // p.align * p.align
         kp += bytes(off - len(kp))
-        if (
+        if isinstance(a, ParamBlob):
+            blob = bytearray(a.data)
+            for off, arr in a.pointers.items():
+                addr = next((ad for _j, x, ad in arrays if x is arr), 0)
+                if not addr:
+                    addr = mem.allocate(f"arg{i}@{off}", max(arr.nbytes, 1), 256)
+                    arrays.append((-1, arr, addr))
+                blob[off : off + 8] = addr.to_bytes(8, "little")
+            if len(blob) > p.size:
+                raise SimError(entry.fn.span, f"parameter blob of {len(blob)} bytes for {p.name}")
+            kp += bytes(blob) + bytes(p.size - len(blob))
+        elif isinstance(a, TensorMap):
+            # a tensor map over an argument array (or an array of its own)
+            addr = next((ad for _j, arr, ad in arrays if arr is a.array), 0)
+            if not addr:
+                addr = mem.allocate(f"tensormap{i}", max(a.array.nbytes, 1), 256)
+                arrays.append((-1, a.array, addr))
+            kp += a.encode(addr)[: p.size] + bytes(max(0, p.size - 128))
+        elif (
             isinstance(a, np.ndarray)
             and a.ndim > 0
             and p.size == 8

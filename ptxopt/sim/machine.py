@@ -158,7 +158,7 @@ class Op:
     __slots__ = ("kind", "fn", "ins", "data", "guard", "guard_neg", "lanewise")
 
     def __init__(
-        self, kind: str, ins: Instr, fn: Callable[..., None] | None = None, data: Any = None
+        self, kind: str, ins: Instr, fn: Callable[..., Any] | None = None, data: Any = None
     ) -> None:
         self.kind = kind
         self.ins = ins
@@ -244,6 +244,12 @@ class Machine:
         self.bar_expect = np.zeros(self.NW, dtype=np.int64)
         self.bar_arrived = np.zeros((n_ctas, 16), dtype=np.int64)
         self.bar_red = np.zeros(T, dtype=np.int64)
+        # warps blocked in a potentially blocking wait (mbarrier.try_wait): they retry
+        # once some asynchronous-synchronization object changes state (async_epoch)
+        self.mb_waiting = np.zeros(self.NW, dtype=bool)
+        self.mb_epoch = np.zeros(self.NW, dtype=np.int64)
+        self.async_epoch = 0
+        self.async_state: Any = None  # ptxopt.sim.ops.asynccopy.AsyncState, on first use
         mem.describe = self.describe
 
     def _special(self, name: str) -> np.ndarray | None:
@@ -284,7 +290,19 @@ class Machine:
         f = table.get(name)
         if f is not None:
             return tile(f())
+        if name.startswith("%clusterid."):  # every CTA is a cluster of one
+            return np.repeat(self._cta_ids[:, ax].astype(np.uint32), slot)
+        if name.startswith("%nclusterid."):
+            return np.full(T, grid[ax], dtype=np.uint32)
+        if name.startswith("%cluster_nctaid."):
+            return np.ones(T, dtype=np.uint32)
         consts = {
+            "%cluster_ctarank": 0,
+            "%cluster_nctarank": 1,
+            "%cluster_ctaid.x": 0,
+            "%cluster_ctaid.y": 0,
+            "%cluster_ctaid.z": 0,
+            "%is_explicit_cluster": 0,
             "%nwarpid": self.wpc,
             "%smid": 0,
             "%nsmid": 1,
@@ -1056,9 +1074,45 @@ class Machine:
         # release immediately when possible
         self.release_barriers()
 
+    # -- potentially blocking waits ---------------------------------------------------
+    def op_wait(self, op: Op, G: np.ndarray, tids: np.ndarray, pc: int) -> None:
+        """A wait that may suspend: ``op.fn(m, G, tids, pc)`` returns, per warp of G,
+        whether every executing lane's condition holds (and then wrote the results);
+        the other warps stay at ``pc`` until some synchronization object changes."""
+        assert op.fn is not None
+        ready = np.asarray(op.fn(self, G, tids, pc), dtype=bool)
+        if ready.all():
+            self.advance(G, pc)
+            return
+        self.together = False
+        B = G[~ready]
+        self.blocked[B] = True
+        self.mb_waiting[B] = True
+        self.mb_epoch[B] = self.async_epoch
+        if ready.any():
+            self.advance(G[ready], pc)
+
+    def _wake_waiters(self) -> bool:
+        wake = self.mb_waiting & (self.mb_epoch < self.async_epoch)
+        if not wake.any():
+            return False
+        self.blocked[wake] = False
+        self.mb_waiting[wake] = False
+        return True
+
     def release_barriers(self) -> None:
-        waiting = np.nonzero(self.blocked)[0]
+        woke = bool(self.mb_waiting.any()) and self._wake_waiters()
+        waiting = np.nonzero(self.blocked & ~self.mb_waiting)[0]
         if not len(waiting):
+            if not woke and self.mb_waiting.any() and (self.done | self.blocked).all():
+                w = int(np.argmax(self.mb_waiting))
+                ins = self.prog.instrs[int(self.pc[w])]
+                raise SimError(
+                    ins.span,
+                    f"deadlock: '{ins.name}' in warp {w % self.wpc} of batch CTA "
+                    f"{w // self.wpc} waits for an mbarrier phase that can no longer "
+                    "complete (no warp can run)",
+                )
             return
         ctas = waiting // self.wpc
         ids = self.bar_id[waiting]
@@ -1070,7 +1124,7 @@ class Machine:
         expected = np.where(exp_w >= 0, exp_w, live_warps[ctas])
         ok = counts[key] >= expected
         if not ok.any():
-            if (self.done | self.blocked).all():
+            if not woke and (self.done | self.blocked).all():
                 w = int(waiting[0])
                 ins = self.prog.instrs[int(self.bar_pc[w])]
                 c = int(ctas[0])
@@ -1093,7 +1147,7 @@ class Machine:
             tt = self.warp_threads(Wb)
             tt = tt[self.active[tt]]
             kb = (tt // (self.wpc * W)) * 16 + self.bar_id[tt // W]
-            allw = np.nonzero(self.blocked)[0]
+            allw = np.nonzero(self.blocked & ~self.mb_waiting)[0]
             at = self.warp_threads(allw)
             at = at[self.active[at]]
             ak = (at // (self.wpc * W)) * 16 + self.bar_id[at // W]

@@ -69,6 +69,11 @@ class Memory:
         self.kparams = np.zeros(16, dtype=np.uint8)
         self.threads_per_cta = 1
         self.describe: Callable[[int], str] = str
+        # bytes of shared memory that an asynchronous copy writes and whose completion
+        # the program has not yet waited for (cp.async before cp.async.wait_group, a
+        # bulk copy before its mbarrier phase completes): any access is reported
+        self.pending: np.ndarray | None = None
+        self.pending_n = 0
 
     # -- global allocation -------------------------------------------------
     def allocate(self, name: str, size: int, align: int = 256, readonly: bool = False) -> int:
@@ -106,6 +111,42 @@ class Memory:
         self.local_stride = (local_bytes + 15) // 16 * 16
         n_threads = n_ctas * threads_per_cta
         self.local = np.zeros(max(n_threads * self.local_stride, 16), dtype=np.uint8)
+        self.pending = None
+        self.pending_n = 0
+
+    # -- asynchronous-copy destinations -----------------------------------------------
+    def mark_pending(self, idx: np.ndarray, size: int, on: bool) -> None:
+        """Mark (or clear) ``size`` bytes at each shared-buffer index ``idx``."""
+        if self.pending is None:
+            if not on:
+                return
+            self.pending = np.zeros(self.shared.size, dtype=bool)
+        cells = (idx[:, None] + np.arange(size, dtype=np.int64)).ravel()
+        self.pending[cells] = on
+        self.pending_n = int(np.count_nonzero(self.pending))
+
+    def check_pending(
+        self,
+        idx: np.ndarray,
+        size: int,
+        tids: np.ndarray,
+        span: Span | None,
+        write: bool,
+        pos: np.ndarray | None = None,
+    ) -> None:
+        assert self.pending is not None
+        hit = self.pending[(idx[:, None] + np.arange(size, dtype=np.int64))].any(1)
+        if hit.any():
+            i = int(np.argmax(hit))
+            t = tids if pos is None else tids[pos]
+            cta_off = int(idx[i]) % max(self.shared_stride, 1)
+            what = "written" if write else "read"
+            raise SimError(
+                span,
+                f"shared address {cta_off:#x} {what} by {self.describe(int(t[i]))} while an "
+                "asynchronous copy into it is still in flight (no cp.async.wait_group/"
+                "wait_all or completed mbarrier phase orders the access after the copy)",
+            )
 
     # -- address translation -------------------------------------------------
     def _fail(
@@ -265,6 +306,10 @@ class Memory:
         dt = UNSIGNED[size]
         parts = self.translate(space, addr, tids, size, span)
         sh = _SHIFT[size]
+        if self.pending_n:
+            for buf, idx, pos in parts:
+                if buf is self.shared:
+                    self.check_pending(idx, size, tids, span, False, pos)
         if len(parts) == 1 and parts[0][2] is None:
             buf, idx, _ = parts[0]
             return buf.view(dt)[idx >> sh]
@@ -286,6 +331,10 @@ class Memory:
         parts = self.translate(space, addr, tids, size, span, write=True)
         sh = _SHIFT[size]
         vals = np.broadcast_to(np.asarray(values).astype(dt, copy=False), addr.shape)
+        if self.pending_n:
+            for buf, idx, pos in parts:
+                if buf is self.shared:
+                    self.check_pending(idx, size, tids, span, True, pos)
         for buf, idx, pos in parts:
             buf.view(dt)[idx >> sh] = vals if pos is None else vals[pos]
 

@@ -23,7 +23,11 @@ class PropagateVaryingFirst(FunctionPass):
     preserves = PRESERVE_ALL
 
     def run(self, func: Func, am: AnalysisManager) -> bool:
-        propagate_varying(func, am, self.phase or 53)
+        # the module's analysis is recomputed once per run of the pass (the first
+        # function), not once per function: nothing changes between the functions
+        first = not getattr(self, "_module_done", False)
+        self._module_done = True
+        propagate_varying(func, am, self.phase or 53, module=first)
         return False
 
 
@@ -35,5 +39,9 @@ class PropagateVaryingSecond(FunctionPass):
     preserves = PRESERVE_ALL
 
     def run(self, func: Func, am: AnalysisManager) -> bool:
-        propagate_varying(func, am, self.phase or 70)
+        # the module's analysis is recomputed once per run of the pass (the first
+        # function), not once per function: nothing changes between the functions
+        first = not getattr(self, "_module_done", False)
+        self._module_done = True
+        propagate_varying(func, am, self.phase or 70, module=first)
         return False

@@ -729,6 +729,8 @@ def other_launches():
             )
         ],
         **layer_norm_launches(),
+        **tensor_core_launches(),
+        **library_launches(),
         # the ~44k-line unrolled kernel: 2 heads of 80 queries/keys, head dim 128
         "triton/attention_fwd_fp32_ieee.sm80.ptx": [
             L(
@@ -812,6 +814,500 @@ def other_launches():
     }
 
 
+def _mm(kernel_file, dtype, m, n, k, grid, block, shared, seed):
+    """Triton's matmul (kernels.py): row-major A [m, k], B [k, n], C [m, n]; sizes that
+    are multiples of 16 (the divisibility hints) but not of the tiles, so the last tiles
+    are masked."""
+    return L(
+        "matmul",
+        grid,
+        block,
+        [
+            arr(dtype, m * k, "random", seed, low=-1.0, high=1.0),
+            arr(dtype, k * n, "random", seed + 1, low=-1.0, high=1.0),
+            arr(dtype, m * n),
+            sc("int32", m),
+            sc("int32", n),
+            sc("int32", k),
+            sc("int32", k),
+            sc("int32", 1),
+            sc("int32", n),
+            sc("int32", 1),
+            sc("int32", n),
+            sc("int32", 1),
+            NULL,
+            NULL,
+        ],
+        "ref_tt_matmul",
+        shared,
+    )
+
+
+def _attn_fwd(dtype, heads, seq, grid, block, shared, seed):
+    size = heads * seq * 64
+    return L(
+        "attention_fwd",
+        grid,
+        block,
+        [
+            arr(dtype, size, "random", seed, low=-1.0, high=1.0),
+            arr(dtype, size, "random", seed + 1, low=-1.0, high=1.0),
+            arr(dtype, size, "random", seed + 2, low=-1.0, high=1.0),
+            arr(dtype, size),
+            arr("float32", heads * seq),
+            sc("float32", 0.125),
+            sc("int32", seq),
+            NULL,
+            NULL,
+        ],
+        "ref_tt_attention_fwd_causal",
+        shared,
+    )
+
+
+def _attn_bwd(dtype, heads, seq, grid, block, shared, seed):
+    size = heads * seq * 64
+    return L(
+        "attention_bwd",
+        grid,
+        block,
+        [
+            arr(dtype, size, "random", seed, low=-1.0, high=1.0),
+            arr(dtype, size, "random", seed + 1, low=-1.0, high=1.0),
+            arr(dtype, size, "random", seed + 2, low=-1.0, high=1.0),
+            arr(dtype, size, "random", seed + 3, low=-1.0, high=1.0),
+            arr("float32", size),
+            arr(dtype, size),
+            arr(dtype, size),
+            arr("float32", heads * seq, "random", seed + 4, low=2.0, high=4.0),
+            arr("float32", heads * seq, "random", seed + 5, low=-0.5, high=0.5),
+            sc("float32", 0.125),
+            sc("int32", seq),
+            NULL,
+            NULL,
+        ],
+        "ref_tt_attention_bwd_causal",
+        shared,
+    )
+
+
+def tensor_core_launches():
+    """The tensor-core Triton kernels (ldmatrix/mma.sync on sm_80, wgmma on sm_90a),
+    the FMA matmul, and the fp8 GEMM.  Shared sizes cover Triton's allocation."""
+    fp8 = dict(low=0x18, high=0x48)  # e4m3 bit patterns of 1/16 .. 4 (no NaN)
+    m, n, k = 144, 80, 96
+    return {
+        "triton/matmul_fp16.sm80.ptx": [
+            _mm("matmul", "float16", 80, 48, 48, [2, 1, 1], 128, 32768, 130)
+        ],
+        "triton/matmul_fp16.sm90a.ptx": [
+            _mm("matmul", "float16", 144, 80, 96, [2, 1, 1], 128, 131072, 132)
+        ],
+        "triton/matmul_fp32_ieee.sm90.ptx": [
+            _mm("matmul", "float32", 80, 72, 120, [2, 2, 1], 32, 65536, 134)
+        ],
+        "triton/attention_fwd_fp16.sm80.ptx": [
+            _attn_fwd("float16", 2, 80, [2, 2, 1], 128, 65536, 140)
+        ],
+        "triton/attention_fwd_fp16.sm90a.ptx": [
+            _attn_fwd("float16", 2, 144, [2, 2, 1], 256, 131072, 145)
+        ],
+        "triton/attention_bwd_fp16.sm80.ptx": [
+            _attn_bwd("float16", 2, 80, [2, 2, 1], 128, 65536, 150)
+        ],
+        "triton/attention_bwd_bf16.sm90a.ptx": [
+            _attn_bwd("bfloat16", 2, 80, [2, 2, 1], 128, 131072, 160)
+        ],
+        "triton/fp8_matmul.sm90a.ptx": [
+            L(
+                "fp8_matmul",
+                2,
+                256,
+                [
+                    arr("uint8", m * k, "randint", 170, **fp8),
+                    arr("uint8", n * k, "randint", 171, **fp8),
+                    arr("float16", m * n),
+                    sc("float32", 0.5),
+                    sc("float32", 0.25),
+                    sc("int32", m),
+                    sc("int32", n),
+                    sc("int32", k),
+                    sc("int32", k),
+                    sc("int32", k),
+                    sc("int32", n),
+                    NULL,
+                    NULL,
+                ],
+                "ref_tt_fp8_matmul",
+                131072,
+            )
+        ],
+        # tensor descriptors built on the device (tensormap.replace) in the global scratch
+        # Triton asks for (384 bytes per program), TMA loads with mbarriers, TMA stores
+        "triton/fp8_matmul_tma.sm90a.ptx": [
+            L(
+                "fp8_matmul_tma",
+                2,
+                256,
+                [
+                    arr("uint8", m * k, "randint", 172, **fp8),
+                    arr("uint8", n * k, "randint", 173, **fp8),
+                    arr("float16", m * n),
+                    sc("float32", 0.5),
+                    sc("float32", 0.25),
+                    sc("int32", m),
+                    sc("int32", n),
+                    sc("int32", k),
+                    arr("uint8", 2 * 384),
+                    NULL,
+                ],
+                "ref_tt_fp8_matmul_tma",
+                229376,
+            )
+        ],
+    }
+
+
+_CUB_SINGLE_TILE = (
+    "_ZN3cub17CUB_300001_SM_{sm}06detail10radix_sort31DeviceRadixSortSingleTileKernelINS1_5radix"
+    "10policy_hubI{hub}10Policy1000ELNS0_9SortOrderE{order}E{tail}"
+)
+_CUB_PAIRS = ("jijE", "0", "jijNS1_21identity_decomposer_tEEEvPKT1_PSA_PKT2_PSE_T3_iiT4_")
+_CUB_KEYS_DESC = (
+    "fNS0_8NullTypeEjE",
+    "1",
+    "fS6_jNS1_21identity_decomposer_tEEEvPKT1_PSB_PKT2_PSF_T3_iiT4_",
+)
+
+
+# Output of tests/corpus/cutlass/host/tf32_gemm_params.cu for M N K alpha beta =
+# 200 136 72 1.5 0.5: grid (2, 2, 1), 128 threads, 65536 bytes of dynamic shared memory,
+# the 368-byte Params with placeholder pointers at offsets 64 (A), 112 (B), 192 (C), 272 (D).
+CUTLASS_TF32_PARAMS = (
+    "c80000008800000048000000020000000200000001000000000000000000000048000000000000000009000000000000"
+    "40e5ffffffffffff400000000000000000a0a0a0a0000000480000000000000048000000000000000009000000000000"
+    "40e5ffffffffffff400000000000000000b0b0b0b0000000480000000000000020020000000000004004000000000000"
+    "e0fdffffffffffffe0fdffffffffffff0011000000000000008800000000000000100100000000000022000000000000"
+    "00c0c0c0c0000000880000000000000020020000000000004004000000000000e0fdffffffffffffe0fdffffffffffff"
+    "001100000000000000880000000000000010010000000000002200000000000000d0d0d0d00000008800000000000000"
+    "0000c03f0000003f00000000000000000000000000000000000000000000000000000000000000000000000000000000"
+    "5000000000000000000000000000000000000000000000000000000000000000"
+)
+CUTLASS_TF32_KERNEL = (
+    "_ZN7cutlass6KernelINS_4gemm6kernel4GemmINS1_11threadblock13MmaMultistageINS1_9GemmShapeILi128E"
+    "Li128ELi16EEENS_9transform11threadblock28PredicatedTileAccessIteratorINS_11MatrixShapeILi128ELi1"
+    "6EEEfNS_6layout8RowMajorELi1ENS8_29PitchLinearWarpRakedThreadMapINS_16PitchLinearShapeILi16ELi"
+    "128EEELi128ENSG_ILi4ELi8EEELi4EEENS_5ArrayIfLi4ELb1EEELb0ENSD_9NoPermuteEEENS9_25RegularTileAcc"
+    "essIteratorISC_fNSD_37RowMajorTensorOpMultiplicandCrosswiseILi32ELi16EEELi0ESJ_Li16EEELNS_4arc"
+    "h14CacheOperation4KindE1ENSA_INSB_ILi16ELi128EEEfNSD_11ColumnMajorELi0ESJ_SL_Lb0ESM_EENSO_ISV_f"
+    "NSD_40ColumnMajorTensorOpMultiplicandCrosswiseILi32ELi16EEELi1ESJ_Li16EEELSU_1EfSE_NS4_9MmaPol"
+    "icyINS1_4warp11MmaTensorOpINS6_ILi64ELi64ELi16EEEfSQ_fSZ_fSE_NS12_17MmaTensorOpPolicyINSS_3Mm"
+    "aINS6_ILi16ELi8ELi8EEELi32ENS_10tfloat32_tESE_S18_SW_fSE_NSS_13OpMultiplyAddEEENSB_ILi1ELi1EEE"
+    "EELi1ELb0EbEENSB_ILi0ELi0EEES1E_Li1EEELi4ELNS1_23SharedMemoryClearOptionE0EbEENS_8epilogue11th"
+    "readblock8EpilogueIS7_S1D_Li1ENS1J_22PredicatedTileIteratorINS1J_26OutputTileOptimalThreadMapI"
+    "NS1J_15OutputTileShapeILi128ELi8ELi2ELi1ELi1EEENS1N_ILi1ELi8ELi1ELi1ELi8EEELi128ELi4ELi32EEEfL"
+    "b0ESM_Lb0EEENS1I_4warp24FragmentIteratorTensorOpIS14_S17_fSL_SE_EENS1S_20TileIteratorTensorOpI"
+    "S14_S17_fSE_EENS1J_18SharedLoadIteratorINS1Q_18CompactedThreadMapEfLi16EEENS1I_6thread17Linea"
+    "rCombinationIfLi4EffLNS20_9ScaleType4KindE0ELNS_15FloatRoundStyleE2EfEENSB_ILi0ELi8EEELi2ELi1"
+    "EEENS4_30GemmIdentityThreadblockSwizzleILi1EEELb0EEEEEvNT_6ParamsE"
+)
+
+
+# Output of tests/corpus/cutlass/host/fmha_params.cu for 1 batch, 2 heads, 96 queries
+# and keys, head dim 64: grid (2, 2, 1), block (32, 4, 1), 18944 bytes of dynamic shared
+# memory, 224-byte Params with placeholder pointers at 0 (Q), 8 (K), 16 (V), 64 (O).
+CUTLASS_FMHA_PARAMS = (
+    "00a0a0a0a000000000b0b0b0b000000000c0c0c0c0000000000000000000000000000000000000000000000000000000"
+    "0000000000000000000000000000000000d0d0d0d0000000000000000000000000000000000000000000003e40000000"
+    "400000006000000060000000000000000000000080000000800000008000000000000000800000004000000040000000"
+    "400000000000000000000000000000000030000000000000003000000000000000300000000000000000000000000000"
+    "0100000002000000000000000000000000000000000000000000000000000000"
+)
+CUTLASS_FMHA_KERNEL = (
+    "_Z29attention_kernel_batched_implI15AttentionKernelIN7cutlass6half_tENS1_4arch4Sm80ELb1ELi"
+    "64ELi64ELi64ELb0ELb0E18DefaultToBatchHookEEvNT_6ParamsE"
+)
+
+
+# Output of tests/corpus/cutlass/host/conv2d_fprop_params.cu for N H W C K R S pad alpha
+# beta = 1 12 12 64 64 3 3 1 1.0 0.5: grid (2, 1, 1), 128 threads, 98304 bytes of dynamic
+# shared memory, 448-byte Params with placeholder pointers at 184 (activations), 240
+# (filters), 312 (C) and 384 (D).
+CUTLASS_CONV_PARAMS = (
+    "010000000c0000000c000000400000000c0000000c000000400000000300000003000000010000000100000001000000"
+    "010000000100000001000000000000000100000001000000020000000100000001000000900000004000000040020000"
+    "000000000900000009000000000000004000000000030000002400000000000080000000000000000005000000000000"
+    "80f3ffffffffffff400000009000000090000000e4388ee3070000000c000000abaaaaaa0300000000a0a0a0a0000000"
+    "40000000c00000004002000009000000400000000000000000120000000000008082ffffffffffff807effffffffffff"
+    "00b0b0b0b00000000001000000000000000200000000000000ffffffffffffff00ffffffffffffff0008000000000000"
+    "00400000000000000080000000000000001000000000000000c0c0c0c000000000010000000000000002000000000000"
+    "00ffffffffffffff00ffffffffffffff0008000000000000004000000000000000800000000000000010000000000000"
+    "00d0d0d0d00000000000803f0000003f0000000000000000000000000000000000000000000000000000000000000000"
+    "00000000000000000100000000000000"
+)
+CUTLASS_CONV_KERNEL = (
+    "_ZN7cutlass6KernelINS_4conv6kernel23ImplicitGemmConvolutionINS1_11threadblock22ImplicitGem"
+    "mMultistageINS_4gemm9GemmShapeILi128ELi128ELi64EEENS4_48Conv2dFpropActivationTileAccessIte"
+    "ratorOptimizedINS_11MatrixShapeILi128ELi64EEENS_6half_tENS_6layout10TensorNHWCENS_9transfo"
+    "rm29PitchLinearWarpRakedThreadMapINS_16PitchLinearShapeILi64ELi128EEELi128ENSH_ILi8ELi4EEE"
+    "Li8EEENS_12AlignedArrayISC_Li8ELi16EEEEENSF_11threadblock25RegularTileAccessIteratorISB_SC"
+    "_NSD_37RowMajorTensorOpMultiplicandCrosswiseILi16ELi64EEELi0ESK_Li16EEELNS_4arch14CacheOpe"
+    "ration4KindE0ENS4_44Conv2dFpropFilterTileAccessIteratorOptimizedINSA_ILi64ELi128EEESC_SE_S"
+    "K_SM_Lb0EEENSP_ISX_SC_NSD_40ColumnMajorTensorOpMultiplicandCrosswiseILi16ELi64EEELi1ESK_Li"
+    "16EEELSV_1ENS6_11threadblock9MmaPolicyINS6_4warp11MmaTensorOpINS7_ILi64ELi64ELi64EEESC_SR_"
+    "SC_S10_fNSD_8RowMajorENS14_17MmaTensorOpPolicyINST_3MmaINS7_ILi16ELi8ELi16EEELi32ESC_S17_S"
+    "C_NSD_11ColumnMajorEfS17_NST_13OpMultiplyAddEEENSA_ILi1ELi1EEEEELi1ELb0EbEENSA_ILi0ELi0EEE"
+    "S1H_Li1EEELi3EbEENS_8epilogue11threadblock8EpilogueIS8_S1G_Li1ENS1L_22PredicatedTileIterat"
+    "orINS1L_26OutputTileOptimalThreadMapINS1L_15OutputTileShapeILi128ELi8ELi2ELi1ELi1EEENS1P_I"
+    "Li1ELi8ELi1ELi1ELi8EEELi128ELi4ELi32EEEfLb0ENSD_9NoPermuteELb0EEENS1K_4warp24FragmentItera"
+    "torTensorOpIS16_S1A_fNS_5ArrayIfLi4ELb1EEES17_EENS1V_20TileIteratorTensorOpIS16_S1A_fS17_E"
+    "ENS1L_18SharedLoadIteratorINS1S_18CompactedThreadMapEfLi16EEENS1K_6thread17LinearCombinati"
+    "onIfLi4EffLNS25_9ScaleType4KindE0ELNS_15FloatRoundStyleE2EfEENSA_ILi0ELi8EEELi2ELi1EEENS12"
+    "_30GemmIdentityThreadblockSwizzleILi1EEELNS1_8OperatorE0ENS1_17Conv2dProblemSizeELNS1_9Gro"
+    "upModeE0EEEEEvNT_6ParamsE"
+)
+
+
+# Output of tests/corpus/cutlass/host/mixed_dtype_gemm_params.cu for M N K alpha beta =
+# 256 144 256 1.0 0.5 (sm_count 2): grid (1, 2, 1), 384 threads, 232448 bytes of dynamic
+# shared memory, 2304-byte Params holding four TMA descriptors (interpreter layout) whose
+# global addresses are placeholders at 128 (B, e4m3), 384 (A), 1408 (C) and 1664 (D).
+CUTLASS_MIXED_PARAMS = (
+    "0000000090000000000100000001000001000000157f0000107cc29f157f0000803ed39f157f0000e455300000000000"
+    "40099dbfff7f0000986ad49f157f00000400000000000000107cc29f157f000001000000000000000000000000000000"
+    "0100000000000000803ed39f157f0000b8089dbfff7f0000c0089dbfff7f000000b0b0b0b00000000300000000000000"
+    "02000000000000000000000050414d540001000090000000010000000100000001000000000000000001000000000000"
+    "000000000000000000000000000000000000000000000000400000008000000001000000010000000100000001000000"
+    "01000000010000000100000001000000201810f0000000000000000000000000ff07ff07000000000000000000000000"
+    "000000000000000000000000000000000000000000000000000000000000000000000000000000000000010000000000"
+    "c0f5000000000000c0f50000000000000010000000000000000000000000000001000000000000000000010000000000"
+    "00a0a0a0a0000000030000000100000003000000000000000000000050414d5400010000000100000100000001000000"
+    "010000000000000000020000000000000000000000000000000000000000000000000000000000004000000080000000"
+    "0100000001000000010000000100000001000000010000000100000001000000201810f0000000000000000000000000"
+    "ff07ff070000000000000000000000000000000000000000000000000000000000000000000000000000000000000000"
+    "00000000000000000000010000000000c0f5000000000000c0f500000000000000100000000000000000000000000000"
+    "010000000000000000000100000000000000000000000000000000000000000000000000000000000000000000000000"
+    "000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000"
+    "000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000"
+    "000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000"
+    "000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000"
+    "000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000"
+    "000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000"
+    "000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000"
+    "000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000"
+    "000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000"
+    "000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000"
+    "000000000000000000000000006000000100000000000000000100000000000000000000000000000001000000000000"
+    "000000000000000000000000000000000000004000000000111002000000000000000000000000000000000000000000"
+    "00000000000000000000000000000000000000000000000000000000000000000000003fd00000000000000000000000"
+    "000000000000000000000000000000000000803f00010000000000000000000000000000000000000000000000000000"
+    "000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000"
+    "0000000000000000000000000000000000c0c0c0c0000000030000000600000003000000000000000000000050414d54"
+    "900000000001000001000000010000000100000000000000200100000000000000000000000000000000000000000000"
+    "000000000000000040000000200000000100000001000000010000000100000001000000010000000100000001000000"
+    "780000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000"
+    "000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000"
+    "000000000000000000000000000000000000000000000000000000000000000000d0d0d0d00000000300000006000000"
+    "03000000000000000000000050414d549000000000010000010000000100000001000000000000002001000000000000"
+    "000000000000000000000000000000000000000000000000400000002000000001000000010000000100000001000000"
+    "010000000100000001000000010000007800000000000000000000000000000000000000000000000000000000000000"
+    "000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000"
+    "000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000"
+    "002000007479706549634500000000005374356374797065497745000000000000000000000000000000000000000000"
+    "0000000000000000000000000000000070756e6374740000000000000000000000000000000000000000000000000000"
+    "000000000000000000000000000000000000000000000000000000000000000000000000020000000000000000000000"
+    "000000000000000000000000000000000000000000000000010000000000000000000000000000000100000000000000"
+    "000000000000000004000000000000000000000000000000020000000000000002000000000000000000000000000000"
+    "010000000000000004000000000000000000000001000000020000000200000001000000010000000100000000000000"
+    "000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000"
+    "000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000"
+)
+CUTLASS_MIXED_KERNEL = (
+    "_ZN7cutlass13device_kernelINS_4gemm6kernel13GemmUniversalIN4cute5tupleIJiiiiEEENS1_10colle"
+    "ctive13CollectiveMmaINS1_49MainloopSm90TmaGmmaRmemAWarpSpecializedMixedInputILi8ENS5_IJNS4"
+    "_1CILi1EEESB_SB_EEENS1_35KernelTmaWarpSpecializedCooperativeEEENS5_IJNSA_ILi128EEESF_NSA_I"
+    "Li64EEEEEENS5_IJNS_12float_e4m3_tEEEENS5_IJlSB_lEEENS_6half_tESK_NS4_8TiledMMAINS4_8MMA_At"
+    "omIJNS4_4SM904GMMA26MMA_64x128x16_F32F16F16_RSILNSP_5MajorE0ELSR_0ELNSP_7ScaleInE1ELSS_1EE"
+    "EEEENS4_6LayoutINS5_IJNSA_ILi2EEESB_SB_EEENS5_IJSB_NSA_ILi0EEESY_EEEEENS5_IJNS4_10Undersco"
+    "reES11_S11_EEEEENS4_13SM90_TMA_LOADENS4_14ComposedLayoutINS4_7SwizzleILi2ELi4ELi3EEENS4_18"
+    "smem_ptr_flag_bitsILi8EEENSV_INS5_IJNSA_ILi8EEESG_EEENS5_IJSG_SB_EEEEEEENS4_9Copy_AtomIJNS"
+    "4_39AutoVectorizingCopyWithAssumedAlignmentILi128EEESI_EEENS4_8identityES14_NS15_INS16_ILi"
+    "3ELi4ELi3EEENS18_ILi16EEES1D_EEvS1J_EENS_8epilogue10collective18CollectiveEpilogueINS1O_22"
+    "Sm90TmaWarpSpecializedILi4ELi2ELi16ELb1ELb0EEEJSH_NS5_IJSF_NSA_ILi32EEEEEESL_NS5_IJSB_llEE"
+    "ESL_S1V_NS1O_6fusion15FusionCallbacksIS1S_NS1W_17LinearCombinationISL_fSL_fLNS_15FloatRoun"
+    "dStyleE2EEESH_S1U_JEEES14_NS15_IS1K_S1L_NSV_INS5_IJSG_S1A_EEENS5_IJSB_SG_EEEEEEENS4_17SM75"
+    "_U16x8_LDSM_TENS4_14SM90_TMA_STOREES25_NS4_17SM90_U16x8_STSM_TENS1F_IJNS4_17SM90_U32x4_STS"
+    "M_NESL_EEEvEEEvvEEEEvNT_6ParamsE"
+)
+
+
+def cutlass_launches():
+    """CUTLASS example 14 (Ampere TF32 tensor-op GEMM) with the Params its host code
+    builds (tests/corpus/cutlass/host/tf32_gemm_params.cu)."""
+    m, n, k = 200, 136, 72
+    ptr = {"A": (64, m * k, 190), "B": (112, n * k, 191), "C": (192, m * n, 192)}
+    pointers = [
+        dict(arr("float32", size, "random", seed, low=-1.0, high=1.0), offset=off)
+        for off, size, seed in ptr.values()
+    ] + [dict(arr("float32", m * n), offset=272)]
+    blob = {"kind": "blob", "hex": "".join(CUTLASS_TF32_PARAMS), "pointers": pointers}
+    return {
+        "cutlass/ampere_tf32_gemm.sm80.ptx": [
+            L(
+                CUTLASS_TF32_KERNEL,
+                [2, 2, 1],
+                128,
+                [blob],
+                "ref_cutlass_tf32_gemm",
+                65536,
+                problem=[m, n, k],
+                alpha=1.5,
+                beta=0.5,
+            )
+        ],
+        "cutlass/ampere_fmha.sm80.ptx": [
+            L(
+                CUTLASS_FMHA_KERNEL,
+                [2, 2, 1],
+                [32, 4, 1],
+                [
+                    {
+                        "kind": "blob",
+                        "hex": "".join(CUTLASS_FMHA_PARAMS),
+                        "pointers": [
+                            dict(
+                                arr("float16", 96 * 2 * 64, "random", 195 + i, low=-1.0, high=1.0),
+                                offset=8 * i,
+                            )
+                            for i in range(3)
+                        ]
+                        + [dict(arr("float16", 96 * 2 * 64), offset=64)],
+                    }
+                ],
+                "ref_cutlass_fmha",
+                18944,
+                bmhk=[1, 96, 2, 64],
+            )
+        ],
+        "cutlass/ampere_conv2d_fprop.sm80.ptx": [
+            L(
+                CUTLASS_CONV_KERNEL,
+                [2, 1, 1],
+                128,
+                [
+                    {
+                        "kind": "blob",
+                        "hex": "".join(CUTLASS_CONV_PARAMS),
+                        "pointers": [
+                            dict(
+                                arr("float16", 12 * 12 * 64, "random", 200, low=-1.0, high=1.0),
+                                offset=184,
+                            ),
+                            dict(
+                                arr("float16", 64 * 9 * 64, "random", 201, low=-1.0, high=1.0),
+                                offset=240,
+                            ),
+                            dict(
+                                arr("float32", 12 * 12 * 64, "random", 202, low=-1.0, high=1.0),
+                                offset=312,
+                            ),
+                            dict(arr("float32", 12 * 12 * 64), offset=384),
+                        ],
+                    }
+                ],
+                "ref_cutlass_conv2d_fprop",
+                98304,
+                nhwc_krs_pad=[1, 12, 12, 64, 64, 3, 3, 1],
+                alpha=1.0,
+                beta=0.5,
+            )
+        ],
+        # Hopper: TMA + mbarrier producer warp, two consumer warpgroups with register-A
+        # wgmma (fp8 B converted to half in registers), TMA-store epilogue
+        "cutlass/hopper_mixed_dtype_gemm.sm90a.ptx": [
+            L(
+                CUTLASS_MIXED_KERNEL,
+                [1, 2, 1],
+                384,
+                [
+                    {
+                        "kind": "blob",
+                        "hex": "".join(CUTLASS_MIXED_PARAMS),
+                        "pointers": [
+                            dict(
+                                arr("uint8", 144 * 256, "randint", 210, low=0x18, high=0x48),
+                                offset=128,
+                            ),
+                            dict(
+                                arr("float16", 256 * 256, "random", 211, low=-1.0, high=1.0),
+                                offset=384,
+                            ),
+                            dict(
+                                arr("float16", 256 * 144, "random", 212, low=-1.0, high=1.0),
+                                offset=1408,
+                            ),
+                            dict(arr("float16", 256 * 144), offset=1664),
+                        ],
+                    }
+                ],
+                "ref_cutlass_mixed_gemm",
+                232448,
+                problem=[256, 144, 256],
+                alpha=1.0,
+                beta=0.5,
+            )
+        ],
+    }
+
+
+def library_launches():
+    """Library kernels launched as their host code launches them (see
+    docs/running-library-kernels.md): CUB's single-tile radix sort (one CTA of the
+    policy's 256 threads sorts up to a tile; the decomposer is an empty struct)."""
+    out = cutlass_launches()
+    for sm in ("80", "90"):
+        hub, order, tail = _CUB_PAIRS
+        pairs = _CUB_SINGLE_TILE.format(sm=sm, hub=hub, order=order, tail=tail)
+        hub, order, tail = _CUB_KEYS_DESC
+        keys = _CUB_SINGLE_TILE.format(sm=sm, hub=hub, order=order, tail=tail)
+        n = 1500
+        out[f"cub/radix_sort.sm{sm}.ptx"] = [
+            L(
+                pairs,
+                1,
+                256,
+                [
+                    arr("uint32", n, "randint", 180, low=0, high=2**32 - 1),
+                    arr("uint32", n),
+                    arr("int32", n, "iota"),
+                    arr("int32", n),
+                    sc("uint32", n),
+                    sc("int32", 0),
+                    sc("int32", 32),
+                    sc("uint8", 0),
+                ],
+                "ref_cub_sort_pairs",
+            ),
+            L(
+                keys,
+                1,
+                256,
+                [
+                    arr("float32", n, "random", 181, low=-100.0, high=100.0),
+                    arr("float32", n),
+                    NULL,
+                    NULL,
+                    sc("uint32", n),
+                    sc("int32", 0),
+                    sc("int32", 32),
+                    sc("uint8", 0),
+                ],
+                "ref_cub_sort_keys_descending",
+            ),
+        ]
+    return out
+
+
 def layer_norm_launches():
     """Triton layer norm forward/backward: rows of n (a multiple of 16, as the
     compile-time divisibility hint promises) inside rows of `stride` elements."""
@@ -858,7 +1354,15 @@ def layer_norm_launches():
     return out
 
 
-_SCALAR_WIDTH = {"int32": 32, "uint32": 32, "float32": 32, "int64": 64, "uint64": 64, "float64": 64}
+_SCALAR_WIDTH = {
+    "uint8": 8,
+    "int32": 32,
+    "uint32": 32,
+    "float32": 32,
+    "int64": 64,
+    "uint64": 64,
+    "float64": 64,
+}
 
 
 def check_launch(path, entries, launch):
@@ -873,7 +1377,9 @@ def check_launch(path, entries, launch):
     )
     for t, a in zip(params, args, strict=False):
         width = int(re.sub(r"\D", "", t) or 0)
-        if a["kind"] == "array":
+        if a["kind"] == "blob":
+            assert t.startswith("b8["), f"{path}: Params bytes passed to .{t} param"
+        elif a["kind"] == "array":
             assert width == 64, f"{path}: array passed to .{t} param"
         else:
             assert width == _SCALAR_WIDTH[a["dtype"]], f"{path}: {a['dtype']} passed to .{t} param"
@@ -922,8 +1428,6 @@ def main():
             launches = json.loads(json.dumps(cl.get(os.path.basename(rel).split(".")[0], [])))
         else:
             launches = json.loads(json.dumps(ol.get(rel, [])))
-        if tc:
-            launches = []
         for l in launches:
             if rel in TRITON_SHARED and not l["shared_bytes"]:
                 l["shared_bytes"] = TRITON_SHARED[rel]

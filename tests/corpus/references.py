@@ -22,7 +22,22 @@ TOLERANCE = {
     "ref_tt_layer_norm_fwd": (1e-5, 1e-5),  # tree-shaped sums, sqrt + division
     "ref_tt_layer_norm_bwd": (1e-5, 1e-5),  # tree-shaped sums
     "ref_tt_attention_fwd": (1e-5, 1e-5),  # ex2.approx, online softmax, FMA order
+    # tensor-core products: exact products, fp32 sums in the instruction's order, then
+    # an fp16 result (half an fp16 ulp is 4.9e-4 relative)
+    "ref_tt_matmul": (2e-3, 2e-3),
+    # P is rounded to fp16 before the PV product, ex2.approx, online softmax
+    "ref_tt_attention_fwd_causal": (1e-2, 1e-2),
+    # dS and P rounded to fp16/bf16 before their products; dQ summed by atomics
+    "ref_tt_attention_bwd_causal": (3e-2, 3e-2),
+    "ref_tt_fp8_matmul": (2e-3, 2e-3),  # exact e4m3 products, fp32 sums, fp16 result
+    "ref_tt_fp8_matmul_tma": (2e-3, 2e-3),
+    "ref_cutlass_tf32_gemm": (1e-5, 1e-5),  # fp32 sums of exact tf32 products
+    "ref_cutlass_fmha": (2e-3, 2e-3),  # fp16 P and output, fp32 accumulation
+    "ref_cutlass_conv2d_fprop": (1e-5, 1e-5),  # exact fp16 products, fp32 sums
+    "ref_cutlass_mixed_gemm": (1e-3, 1e-3),  # exact products, fp32 sums, fp16 result
 }
+# arrays of these references hold bf16 bit patterns: compare them as float32
+BF16_VALUES = {"ref_tt_attention_bwd_causal"}
 
 INT32_MIN = -(2**31)
 
@@ -80,6 +95,13 @@ def make_args(launch):
     for a in launch["args"]:
         if a["kind"] == "array":
             out.append(make_array(a))
+        elif a["kind"] == "blob":
+            # a library's Params struct as its host code built it; pointer fields are
+            # filled in by the launch with the addresses of the arrays given here
+            from ptxopt.sim import ParamBlob
+
+            ptrs = {p["offset"]: make_array(p) for p in a["pointers"]}
+            out.append(ParamBlob(bytes.fromhex(a["hex"]), ptrs))
         else:
             out.append(np.dtype(a["dtype"]).type(a["value"]))
     return out
@@ -587,6 +609,203 @@ def ref_tt_attention_fwd(args, launch=None):
     out = ((p / total) @ vf).astype(np.float32).reshape(-1)
     lse_out = (m[..., 0] + np.log2(total[..., 0])).astype(np.float32).reshape(-1)
     return [q, k, v, out, lse_out] + list(args[5:])
+
+
+def _tofloat(a):
+    """float64 values of a float array or of bf16 bit patterns (uint16)."""
+    if a.dtype == np.uint16:
+        return bf16_bits_to_f32(a).astype(np.float64)
+    return a.astype(np.float64)
+
+
+def _like(x, a):
+    """float64 values -> the element type of ``a`` (bf16 bit patterns for uint16)."""
+    if a.dtype == np.uint16:
+        return f32_to_bf16_bits(x.astype(np.float32))
+    return x.astype(a.dtype)
+
+
+def ref_tt_matmul(args, launch=None):
+    # tolerance: C = A @ B for row-major A [M, K], B [K, N] given by the strides
+    a, b, c = args[:3]
+    m, n, k, sam, sak, sbk, sbn, scm, scn = (int(x) for x in args[3:12])
+    ia = np.arange(m)[:, None] * sam + np.arange(k)[None, :] * sak
+    ib = np.arange(k)[:, None] * sbk + np.arange(n)[None, :] * sbn
+    prod = a.astype(np.float64)[ia] @ b.astype(np.float64)[ib]
+    out = c.copy()
+    out[np.arange(m)[:, None] * scm + np.arange(n)[None, :] * scn] = prod.astype(c.dtype)
+    return [a, b, out] + list(args[3:])
+
+
+def _causal_scores(q, k, heads, s_len, scale):
+    d = q.size // (heads * s_len)
+    shape = (heads, s_len, d)
+    qf, kf = (_tofloat(x).reshape(shape) for x in (q, k))
+    s = qf @ kf.transpose(0, 2, 1) * float(scale) / np.log(2.0)
+    mask = np.tril(np.ones((s_len, s_len), dtype=bool))
+    return np.where(mask, s, -np.inf), mask, shape
+
+
+def ref_tt_attention_fwd_causal(args, launch=None):
+    # tolerance: causal softmax(Q K^T * scale) V in the log2 domain; L = max + log2(sum)
+    q, k, v, o, lse, scale, seq_len = args[:7]
+    s_len = int(seq_len)
+    heads = lse.size // s_len
+    s, _, shape = _causal_scores(q, k, heads, s_len, scale)
+    m = s.max(-1, keepdims=True)
+    p = np.exp2(s - m)
+    total = p.sum(-1, keepdims=True)
+    out = (p / total) @ _tofloat(v).reshape(shape)
+    lse_out = (m[..., 0] + np.log2(total[..., 0])).astype(np.float32).reshape(-1)
+    return [q, k, v, _like(out.reshape(-1), o), lse_out] + list(args[5:])
+
+
+def ref_tt_attention_bwd_causal(args, launch=None):
+    # tolerance: the kernel's backward with the given L (log2-sum-exp2) and Delta:
+    # P = exp2(S - L) (causal), dV = P^T dO, dS = P * (dO V^T - Delta),
+    # dK = dS^T Q * scale, dQ = dS K * scale (DQ accumulates onto its contents)
+    q, k, v, do, dq, dk, dv, lse, delta, scale, seq_len = args[:11]
+    s_len = int(seq_len)
+    heads = lse.size // s_len
+    s, mask, shape = _causal_scores(q, k, heads, s_len, scale)
+    lf = lse.astype(np.float64).reshape(heads, s_len, 1)
+    p = np.where(mask, np.exp2(s - lf), 0.0)
+    dof = _tofloat(do).reshape(shape)
+    qf, kf, vf = (_tofloat(x).reshape(shape) for x in (q, k, v))
+    dv_out = p.transpose(0, 2, 1) @ dof
+    dp = dof @ vf.transpose(0, 2, 1)
+    ds = p * (dp - delta.astype(np.float64).reshape(heads, s_len, 1))
+    sc = float(scale)
+    dk_out = ds.transpose(0, 2, 1) @ qf * sc
+    dq_out = dq.astype(np.float64).reshape(shape) + ds @ kf * sc
+    return [
+        q,
+        k,
+        v,
+        do,
+        dq_out.astype(np.float32).reshape(-1),
+        _like(dk_out.reshape(-1), dk),
+        _like(dv_out.reshape(-1), dv),
+    ] + list(args[7:])
+
+
+def e4m3_to_f64(bits):
+    b = np.asarray(bits, dtype=np.int64)
+    e = (b >> 3) & 15
+    f = b & 7
+    mag = np.where(e == 0, f / 8.0 * 2.0**-6, (1 + f / 8.0) * 2.0 ** (e - 7.0))
+    mag = np.where((e == 15) & (f == 7), np.nan, mag)
+    return np.where(b & 0x80, -mag, mag)
+
+
+def ref_tt_fp8_matmul(args, launch=None):
+    # tolerance: C = (A a_scale) @ (B b_scale)^T with A [M, K], B [N, K] e4m3 row-major
+    a, b, c, a_scale, b_scale = args[:5]
+    m, n, k, sam, sbn, scm = (int(x) for x in args[5:11])
+    A = e4m3_to_f64(a)[np.arange(m)[:, None] * sam + np.arange(k)[None, :]]
+    B = e4m3_to_f64(b)[np.arange(n)[:, None] * sbn + np.arange(k)[None, :]]
+    acc = (A @ B.T).astype(np.float32) * (np.float32(a_scale) * np.float32(b_scale))
+    out = c.copy()
+    out[np.arange(m)[:, None] * scm + np.arange(n)[None, :]] = acc.astype(c.dtype)
+    return [a, b, out] + list(args[3:])
+
+
+def ref_tt_fp8_matmul_tma(args, launch=None):
+    # tolerance: as ref_tt_fp8_matmul (contiguous A [M, K], B [N, K], C [M, N]); the
+    # global scratch holds the kernel's tensor maps, whose encoding is the
+    # implementation's (None: not compared)
+    m, n, k = (int(x) for x in args[5:8])
+    out = ref_tt_fp8_matmul(list(args[:8]) + [k, k, n])
+    return out[:8] + [None, args[9]]
+
+
+# ----------------------------------------------------------------------------- CUTLASS
+
+
+def tf32_rna(x):
+    """fp32 -> tf32 rounded to nearest, ties away (CUTLASS's default conversion)."""
+    u = np.asarray(x, dtype=np.float32).view(np.uint32)
+    return ((u + np.uint32(0x1000)) & np.uint32(0xFFFFE000)).view(np.float32)
+
+
+def ref_cutlass_tf32_gemm(args, launch):
+    # tolerance: D = alpha A B + beta C with A [M, K] row-major, B [K, N] column-major,
+    # C, D [M, N] row-major (the Params' pointers in offset order: A, B, C, D); inputs
+    # rounded to tf32, exact products, fp32 sums
+    a, b, c, d = args[:4]
+    m, n, k = launch["problem"]
+    alpha, beta = launch["alpha"], launch["beta"]
+    A = tf32_rna(a).reshape(m, k).astype(np.float64)
+    B = tf32_rna(b).reshape(n, k).astype(np.float64)
+    out = alpha * (A @ B.T) + beta * c.reshape(m, n).astype(np.float64)
+    return [a, b, c, out.astype(np.float32).reshape(-1)] + list(args[4:])
+
+
+def ref_cutlass_fmha(args, launch):
+    # tolerance: O = softmax(Q K^T / sqrt(D)) V per batch and head of [B, M, H, D]
+    # tensors (the Params' pointers in offset order: Q, K, V, O); fp16 operands, fp32
+    # accumulation and online softmax in the kernel
+    q, k, v, o = args[:4]
+    shape = tuple(launch["bmhk"])
+    qf, kf, vf = (x.reshape(shape).astype(np.float64).transpose(0, 2, 1, 3) for x in (q, k, v))
+    s = qf @ kf.transpose(0, 1, 3, 2) / np.sqrt(shape[3])
+    p = np.exp(s - s.max(-1, keepdims=True))
+    p /= p.sum(-1, keepdims=True)
+    out = (p @ vf).transpose(0, 2, 1, 3).reshape(-1).astype(o.dtype)
+    return [q, k, v, out] + list(args[4:])
+
+
+def ref_cutlass_conv2d_fprop(args, launch):
+    # tolerance: D = alpha conv2d(X, W) + beta C, cross-correlation with zero padding and
+    # unit stride; X [N, H, W, C], W [K, R, S, C], C and D [N, P, Q, K] (NHWC); fp16
+    # inputs, exact products, fp32 sums
+    x, w, c, d = args[:4]
+    n, h, wd, ch, k, r, s, pad = launch["nhwc_krs_pad"]
+    p, q = h + 2 * pad - r + 1, wd + 2 * pad - s + 1
+    xp = np.pad(
+        x.reshape(n, h, wd, ch).astype(np.float64), ((0, 0), (pad, pad), (pad, pad), (0, 0))
+    )
+    wf = w.reshape(k, r, s, ch).astype(np.float64)
+    acc = np.zeros((n, p, q, k))
+    for i in range(r):
+        for j in range(s):
+            acc += np.einsum("nhwc,kc->nhwk", xp[:, i : i + p, j : j + q, :], wf[:, i, j, :])
+    out = launch["alpha"] * acc + launch["beta"] * c.reshape(n, p, q, k).astype(np.float64)
+    return [x, w, c, out.astype(np.float32).reshape(-1)] + list(args[4:])
+
+
+def ref_cutlass_mixed_gemm(args, launch):
+    # tolerance: D = alpha A half(B)^T + beta C with A [M, K] half row-major, B [N, K]
+    # e4m3 (column-major K x N), C and D [M, N] half row-major (pointers by offset: B, A,
+    # C, D); exact products, fp32 sums, fp16 result
+    b, a, c, d = args[:4]
+    m, n, k = launch["problem"]
+    A = a.reshape(m, k).astype(np.float64)
+    B = e4m3_to_f64(b).astype(np.float16).astype(np.float64).reshape(n, k)
+    out = launch["alpha"] * (A @ B.T) + launch["beta"] * c.reshape(m, n).astype(np.float64)
+    return [b, a, c, out.astype(np.float16).reshape(-1)] + list(args[4:])
+
+
+# ----------------------------------------------------------------------------- CUB
+
+
+def ref_cub_sort_pairs(args, launch=None):
+    # exact: keys ascending, values carried along; radix sort is stable
+    keys, _, vals = args[:3]
+    n = int(args[4])
+    order = np.argsort(keys[:n], kind="stable")
+    ko, vo = args[1].copy(), args[3].copy()
+    ko[:n], vo[:n] = keys[:n][order], vals[:n][order]
+    return [keys, ko, vals, vo] + list(args[4:])
+
+
+def ref_cub_sort_keys_descending(args, launch=None):
+    # exact: distinct random floats (no zeros, no NaN) in descending order
+    keys = args[0]
+    n = int(args[4])
+    ko = args[1].copy()
+    ko[:n] = np.sort(keys[:n])[::-1]
+    return [keys, ko] + list(args[2:])
 
 
 # ----------------------------------------------------------------------------- numba

@@ -23,6 +23,8 @@ module             instructions
 ``warp``           ``activemask``, ``shfl``, ``vote``, ``match``, ``redux``, ``elect``
 ``video``          ``vadd`` ... ``vset`` and the SIMD ``...2``/``...4`` forms
 ``stack``          ``alloca``, ``stacksave``, ``isspacep``, ``mapa``, ``getctarank``
+``asynccopy``      ``cp.async*`` (incl. bulk and tensor), ``mbarrier``, ``tensormap``
+``matrix``         ``ldmatrix``, ``stmatrix``, ``mma``, ``wgmma``
 =================  ==========================================================
 
 Adding a family (the extension point): write ``ptxopt/sim/ops/<family>.py`` whose
@@ -36,6 +38,7 @@ per-lane instructions are one ``d.alu1(ins, pc, out_type, in_types, fn)``; raise
 """
 
 from ptxopt.sim.ops import (  # noqa: F401  (each import registers a family's handlers)
+    asynccopy,
     atomics,
     bits,
     compare,
@@ -43,6 +46,7 @@ from ptxopt.sim.ops import (  # noqa: F401  (each import registers a family's ha
     convert,
     floating,
     integer,
+    matrix,
     memory,
     moves,
     stack,

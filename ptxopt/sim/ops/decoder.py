@@ -105,6 +105,14 @@ class Decoder:
             "%lanemask_gt",
             "%dynamic_smem_size",
             "%total_smem_size",
+            "%cluster_ctarank",
+            "%cluster_nctarank",
+            "%is_explicit_cluster",
+            *(
+                f"%{r}.{a}"
+                for r in ("clusterid", "nclusterid", "cluster_ctaid", "cluster_nctaid")
+                for a in "xyz"
+            ),
         }
     )
     SPECIAL_DT = {"%gridid": np.uint64}

@@ -40,13 +40,38 @@ NOPS = (
     "griddepcontrol",
     "discard",
     "applypriority",
-    "setmaxnreg",  # a register-allocation hint
 )
 
 
 @handles(*NOPS)
 def op_nop(d: Decoder, ins: Instr, pc: int) -> Op:
     return Op("alu", ins, lambda m, s, t: None)
+
+
+@handles("setmaxnreg")
+def op_setmaxnreg(d: Decoder, ins: Instr, pc: int) -> Op:
+    """``setmaxnreg.{inc,dec}.sync.aligned.u32 imm``: a register-allocation request with
+    no effect on values; checked: the count is an immediate in 24..256 that is a multiple
+    of 8, and whole warps execute it (all lanes, ``.aligned``)."""
+    from ptxopt.ptx.ast import Imm
+    from ptxopt.sim.errors import SimError
+
+    n = ins.operands[0] if ins.operands else None
+    if not isinstance(n, Imm) or not (24 <= int(n.value) <= 256) or int(n.value) % 8:
+        raise SimError(
+            ins.span, f"'{ins.name}': the count must be an immediate 24..256, a multiple of 8"
+        )
+
+    def run(m: Any, G: np.ndarray, lanes: np.ndarray, t: np.ndarray, pc_: int) -> None:
+        if not lanes.all():
+            w = int(np.argmax(~lanes.all(1)))
+            raise SimError(
+                ins.span,
+                f"'{ins.name}': executed by {int(lanes[w].sum())} lanes of warp "
+                f"{int(G[w]) % m.wpc}; .sync.aligned needs the whole warp",
+            )
+
+    return Op("warp", ins, run)
 
 
 @handles("bar", "barrier")

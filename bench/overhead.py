@@ -1,0 +1,221 @@
+"""Compile-time overhead ptxopt adds to a compile, next to ``ptxas -O3`` (#19).
+
+For every corpus file of at least 1,000 lines, side by side in one run (best of
+``--repeat`` each, wall time):
+
+* ``ptxas``: ``ptxas -O3 -arch=TARGET FILE`` as a process (debug targets: without
+  ``-O3``, which they refuse);
+* ``cli``: ``ptxopt opt -O FILE -o OUT`` as a process (all of it is added time: the
+  user runs ptxas afterwards);
+* ``drop-in``: ``ptxopt-ptxas`` with the same arguments as ptxas, as a process, with
+  the server off (``PTXOPT_SERVER=0``), minus ptxas's time;
+* ``resident``: the same with the resident server already running;
+* ``hook``: the in-process Triton hook's work (:func:`ptxopt.triton.optimize_ptx`) on
+  the file, in this process: no start-up.
+
+Each column is the added time divided by ptxas's time; the summary gives the
+geometric mean, the maximum, and the maximum over files where ptxas needs >= 0.1 s.
+It also prints start-up (``ptxopt opt -p none`` on a 100-line file against a bare
+``python -c pass``) and ``-p none`` throughput in lines/s over the same files.
+
+    python bench/overhead.py [--repeat N] [--files GLOB] [--min-lines N]
+"""
+
+from __future__ import annotations
+
+import argparse
+import compileall
+import math
+import os
+import re
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+if str(ROOT) not in sys.path:
+    sys.path.insert(0, str(ROOT))  # this checkout's ptxopt, not an installed one
+
+CORPUS = ROOT / "tests" / "corpus"
+PTXAS = shutil.which("ptxas")
+
+
+def run_time(cmd: list[str], env: dict[str, str], repeat: int) -> float:
+    best = math.inf
+    for _ in range(repeat):
+        t = time.perf_counter()
+        done = subprocess.run(cmd, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+        dt = time.perf_counter() - t
+        if done.returncode != 0:
+            raise RuntimeError(f"{' '.join(cmd)} failed: {done.stderr.decode()[-500:]}")
+        best = min(best, dt)
+    return best
+
+
+def target_of(text: str) -> tuple[str, bool]:
+    m = re.search(r"^\s*\.target\s+([^\n]+)", text, re.M)
+    parts = [p.strip() for p in (m.group(1) if m else "sm_80").split(",")]
+    return parts[0], "debug" in parts
+
+
+def geomean(xs: list[float]) -> float:
+    xs = [max(x, 1e-6) for x in xs]
+    return math.exp(sum(math.log(x) for x in xs) / len(xs)) if xs else float("nan")
+
+
+def write_launcher(directory: Path) -> Path:
+    path = directory / "ptxopt-ptxas"
+    path.write_text(
+        f"#!{sys.executable}\nimport sys\nfrom ptxopt.dropin import main\nsys.exit(main())\n"
+    )
+    path.chmod(0o755)
+    return path
+
+
+def startup(env: dict[str, str], repeat: int, tmp: Path) -> tuple[float, float]:
+    """(ptxopt opt -p none on a 100-line file, python -c pass), whole processes."""
+    src = (ROOT / "ptxopt" / "examples" / "reduce.ptx").read_text().splitlines()
+    # the first kernel of the example, cut to about 100 lines
+    end = next(i for i, ln in enumerate(src) if ln.startswith("}") and i > 20)
+    small = tmp / "small.ptx"
+    small.write_text("\n".join(src[: end + 1]) + "\n")
+    cli = [sys.executable, "-m", "ptxopt.cli", "opt", "-p", "none", str(small)]
+    t_opt = run_time([*cli, "-o", str(tmp / "s.out")], env, repeat)
+    t_py = run_time([sys.executable, "-c", "pass"], env, repeat)
+    return t_opt, t_py
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--repeat", type=int, default=3)
+    ap.add_argument("--files", default="*/*.ptx", help="glob under tests/corpus")
+    ap.add_argument("--min-lines", type=int, default=1000)
+    args = ap.parse_args()
+    if PTXAS is None:
+        print("ptxas is not on PATH", file=sys.stderr)
+        return 1
+    # an installed package has its bytecode compiled; do the same for this checkout
+    compileall.compile_dir(str(ROOT / "ptxopt"), quiet=1)
+    from ptxopt import server
+
+    files = []
+    for p in sorted(CORPUS.glob(args.files)):
+        text = p.read_text(encoding="latin-1")
+        if text.count("\n") >= args.min_lines:
+            files.append((p, text))
+    tmp = Path(tempfile.mkdtemp(prefix="ptxopt-overhead-"))
+    env = dict(os.environ)
+    env["PYTHONPATH"] = str(ROOT) + os.pathsep + env.get("PYTHONPATH", "")
+    env.pop("PYTHONDONTWRITEBYTECODE", None)
+    for k in ("PTXOPT_DISABLE", "PTXOPT_PASSES", "PTXOPT_KNOBS", "PTXOPT_LOG"):
+        env.pop(k, None)
+    env["PTXOPT_PTXAS"] = PTXAS
+    env["PTXOPT_SERVER_DIR"] = str(tmp / "srv")
+    env["PTXOPT_SERVER_IDLE"] = "600"
+    env["PTXOPT_QUIET"] = "1"
+    cold = dict(env, PTXOPT_SERVER="0")
+    dropin = write_launcher(tmp)
+    try:
+        return measure(args, files, tmp, env, cold, dropin)
+    finally:
+        pid = server.ping(
+            os.path.join(env["PTXOPT_SERVER_DIR"], os.path.basename(server.socket_path()))
+        )
+        if pid is not None:
+            os.kill(pid, 15)
+        shutil.rmtree(tmp, ignore_errors=True)
+
+
+def measure(
+    args: argparse.Namespace,
+    files: list[tuple[Path, str]],
+    tmp: Path,
+    env: dict[str, str],
+    cold: dict[str, str],
+    dropin: Path,
+) -> int:
+    from ptxopt.driver import optimize
+    from ptxopt.triton import optimize_ptx
+
+    t_opt, t_py = startup(env, max(args.repeat, 5), tmp)
+    print(
+        f"start-up: ptxopt opt -p none on a 100-line file {t_opt:.3f} s "
+        f"(python -c pass {t_py:.3f} s; ptxopt's own {t_opt - t_py:.3f} s)"
+    )
+
+    # warm the resident server
+    subprocess.run([str(dropin), "--version"], env=env, stdout=subprocess.DEVNULL)
+    subprocess.run(
+        [str(dropin), "-arch=sm_90", str(tmp / "small.ptx"), "-o", str(tmp / "w.cubin")],
+        env=env,
+        check=True,
+    )
+
+    cols = ("cli", "drop-in", "resident", "hook")
+    ratios: dict[str, list[tuple[float, float]]] = {c: [] for c in cols}
+    lines_total = 0
+    none_time = 0.0
+    print(
+        f"{'file':46} {'lines':>6} {'ptxas s':>8} "
+        + " ".join(f"{c:>9}" for c in cols)
+        + "   (added time / ptxas time)"
+    )
+    for p, text in files:
+        arch, debug = target_of(text)
+        out = tmp / "out.cubin"
+        ptxas_args = [f"-arch={arch}", *([] if debug else ["-O3"]), str(p), "-o", str(out)]
+        t_as = run_time([PTXAS, *ptxas_args], env, args.repeat)
+        t_cli = run_time(
+            [sys.executable, "-m", "ptxopt.cli", "opt", "-O", str(p), "-o", str(tmp / "o.ptx")],
+            env,
+            args.repeat,
+        )
+        t_cold = run_time([str(dropin), *ptxas_args], cold, args.repeat)
+        t_res = run_time([str(dropin), *ptxas_args], env, args.repeat)
+        best = math.inf
+        for _ in range(args.repeat):
+            t = time.perf_counter()
+            optimize_ptx(text, "default", [], arch)
+            best = min(best, time.perf_counter() - t)
+        t = time.perf_counter()
+        optimize(text, str(p), [])
+        none_time += time.perf_counter() - t
+        lines_total += text.count("\n")
+        added = {
+            "cli": t_cli,
+            "drop-in": max(t_cold - t_as, 0.0),
+            "resident": max(t_res - t_as, 0.0),
+            "hook": best,
+        }
+        for c in cols:
+            ratios[c].append((added[c] / t_as, t_as))
+        name = str(p.relative_to(CORPUS))
+        print(
+            f"{name:46} {text.count(chr(10)):6d} {t_as:8.3f} "
+            + " ".join(f"{added[c] / t_as:9.2f}" for c in cols)
+        )
+    print()
+    print(f"{'summary':32} " + " ".join(f"{c:>9}" for c in cols))
+    print(
+        f"{'geometric mean':32} "
+        + " ".join(f"{geomean([r for r, _ in ratios[c]]):9.2f}" for c in cols)
+    )
+    print(f"{'max':32} " + " ".join(f"{max(r for r, _ in ratios[c]):9.2f}" for c in cols))
+    print(
+        f"{'max where ptxas >= 0.1 s':32} "
+        + " ".join(
+            f"{max([r for r, t in ratios[c] if t >= 0.1], default=float('nan')):9.2f}" for c in cols
+        )
+    )
+    print(
+        f"-p none in process: {lines_total} lines in {none_time:.2f} s "
+        f"= {lines_total / none_time:,.0f} lines/s"
+    )
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,357 @@
+"""``ptxopt-ptxas``: a drop-in for ptxas that optimizes the PTX first.
+
+It takes ptxas's own command line, runs ptxopt's default pipeline over each input
+PTX file, hands the result to the real ptxas with the user's other arguments
+unchanged, and returns the real ptxas's exit status; its output goes through as is.
+A build never breaks because of ptxopt: if ptxopt fails on an input, or the real
+ptxas rejects what ptxopt produced, one warning goes to stderr and the original PTX
+is assembled instead.
+
+Environment:
+
+``PTXOPT_PTXAS``
+    the real ptxas (default: the first ``ptxas`` on ``PATH`` that is not this program)
+``PTXOPT_DISABLE=1``
+    pass everything straight to the real ptxas
+``PTXOPT_PASSES``
+    the pipeline, as ``ptxopt opt -p`` takes it (default: ``default``)
+``PTXOPT_KNOBS``
+    knob settings, ``Name=Value`` separated by commas or spaces
+``PTXOPT_QUIET=1``
+    no warning on fallback
+``PTXOPT_LOG``
+    append one line per input (``optimized``/``fallback``/``skipped`` and why) to
+    this file, for checking that a build really went through ptxopt
+``PTXOPT_SERVER``
+    ``0`` turns off the resident server (:mod:`ptxopt.server`); on by default
+
+This module imports nothing heavy at start: a run that only forwards (``--version``,
+``PTXOPT_DISABLE=1``) costs the interpreter's start-up and the real ptxas.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import shutil
+import subprocess
+import sys
+import tempfile
+from collections.abc import Sequence
+
+PROG = "ptxopt-ptxas"
+
+# ptxas options that take their value as the next argument (long and short spellings);
+# ``--name=value`` and ``-O3`` forms are single arguments anyway.
+VALUE_OPTIONS = frozenset(
+    {
+        "--Ofast-compile",
+        "-Ofc",
+        "--allow-expensive-optimizations",
+        "-allow-expensive-optimizations",
+        "--def-load-cache",
+        "-dlcm",
+        "--def-store-cache",
+        "-dscm",
+        "--device-function-maxrregcount",
+        "-func-maxrregcount",
+        "--device-stack-protector",
+        "-device-stack-protector",
+        "--entry",
+        "-e",
+        "--fmad",
+        "-fmad",
+        "--force-load-cache",
+        "-flcm",
+        "--force-store-cache",
+        "-fscm",
+        "--gpu-name",
+        "-arch",
+        "--input-as-string",
+        "-ias",
+        "--machine",
+        "-m",
+        "--maxntid",
+        "-maxntid",
+        "--maxrregcount",
+        "-maxrregcount",
+        "--minnctapersm",
+        "-minnctapersm",
+        "--opt-level",
+        "-O",
+        "--options-file",
+        "-optf",
+        "--output-file",
+        "-o",
+        "--position-independent-code",
+        "-pic",
+        "--register-usage-level",
+        "-regUsageLevel",
+        "--sanitize",
+        "-sanitize",
+        "--split-compile",
+        "-split-compile",
+        "-knob",
+        "--knob",
+    }
+)
+# with these ptxas does no compiling of the input (or must see it untouched)
+PASSTHROUGH_FLAGS = frozenset(
+    {"--version", "-V", "--help", "-h", "--list-version", "-version-ls", "--device-debug", "-g"}
+)
+PASSTHROUGH_VALUED = frozenset({"--input-as-string", "-ias", "--options-file", "-optf"})
+ARCH_RE = re.compile(r"sm_(7[5-9]|[89][0-9]|1[0-2][0-9])[af]?")
+
+
+class PtxasArgs:
+    """What the drop-in needs from a ptxas command line (a plain class: the drop-in
+    client avoids importing dataclasses)."""
+
+    def __init__(self, argv: list[str]) -> None:
+        self.argv = argv
+        self.inputs: list[int] = []  # indices into argv
+        self.arch: str | None = None
+        self.passthrough: str | None = None  # why the input must go to ptxas untouched
+
+
+def _split(arg: str) -> tuple[str, str | None]:
+    if arg.startswith("-") and "=" in arg:
+        name, _, value = arg.partition("=")
+        return name, value
+    return arg, None
+
+
+def parse_ptxas_args(argv: Sequence[str]) -> PtxasArgs:
+    """Find the input files, the target and anything that means "do not touch"."""
+    out = PtxasArgs(list(argv))
+    i = 0
+    while i < len(argv):
+        arg = argv[i]
+        if arg == "-" or not arg.startswith("-"):
+            out.inputs.append(i)
+            i += 1
+            continue
+        name, value = _split(arg)
+        if value is None and name in VALUE_OPTIONS:
+            value = argv[i + 1] if i + 1 < len(argv) else None
+            i += 1
+        if name in ("--gpu-name", "-arch") and value is not None:
+            out.arch = value
+        if name in PASSTHROUGH_FLAGS or name in PASSTHROUGH_VALUED:
+            out.passthrough = out.passthrough or f"option {name}"
+        i += 1
+    if not out.inputs and out.passthrough is None:
+        out.passthrough = "no input file"
+    return out
+
+
+def _is_self(path: str) -> bool:
+    """Is ``path`` this program (the console script, or a link to it)?"""
+    real = os.path.realpath(path)
+    me = os.path.realpath(sys.argv[0]) if sys.argv and sys.argv[0] else ""
+    if real == me:
+        return True
+    try:
+        with open(real, "rb") as f:
+            head = f.read(2048)
+    except OSError:
+        return False
+    return head.startswith(b"#!") and b"ptxopt.dropin" in head
+
+
+def find_real_ptxas() -> str | None:
+    """``PTXOPT_PTXAS``, else the first ``ptxas`` on ``PATH`` that is not ptxopt."""
+    given = os.environ.get("PTXOPT_PTXAS")
+    if given:
+        found = shutil.which(given)
+        return found if found and not _is_self(found) else None
+    for d in os.environ.get("PATH", "").split(os.pathsep):
+        cand = os.path.join(d or ".", "ptxas")
+        if os.path.isfile(cand) and os.access(cand, os.X_OK) and not _is_self(cand):
+            return cand
+    return None
+
+
+_warned = False
+
+
+def warn(message: str) -> None:
+    """One warning per process (a build log should not fill up with them)."""
+    global _warned
+    if _warned or os.environ.get("PTXOPT_QUIET") == "1":
+        return
+    _warned = True
+    print(f"{PROG}: warning: {message}", file=sys.stderr)
+
+
+def log(entry: str) -> None:
+    path = os.environ.get("PTXOPT_LOG")
+    if path:
+        with open(path, "a", encoding="utf-8") as f:
+            f.write(entry + "\n")
+
+
+def knob_items(text: str | None) -> list[str]:
+    return [k for k in re.split(r"[,\s]+", text or "") if k]
+
+
+def optimize_text(
+    text: str, name: str, arch: str | None, passes: str | None, knobs: Sequence[str]
+) -> str:
+    """Run the pipeline on one PTX text; exceptions propagate (the caller falls back)."""
+    from ptxopt.driver import optimize
+    from ptxopt.knobs import parse_assignments
+    from ptxopt.pipeline import parse_pipeline
+
+    steps = parse_pipeline(passes or "default")
+    values = parse_assignments(knobs)
+    arch = arch if arch and ARCH_RE.fullmatch(arch) else None
+    return optimize(text, name, steps, arch=arch, knobs=values).text
+
+
+def _optimize_inputs(args: PtxasArgs, workdir: str) -> list[str] | None:
+    """argv with each input replaced by its optimized copy (``None``: nothing changed)."""
+    passes = os.environ.get("PTXOPT_PASSES")
+    knobs = knob_items(os.environ.get("PTXOPT_KNOBS"))
+    new = list(args.argv)
+    changed = False
+    for n, idx in enumerate(args.inputs):
+        path = args.argv[idx]
+        try:
+            if path == "-":
+                raise OSError("standard input is passed through")
+            with open(path, encoding="latin-1", newline="") as f:
+                text = f.read()
+            out = optimize_with_server_or_here(text, path, args.arch, passes, knobs)
+        except Exception as e:  # never break the build: fall back to the original
+            what = f"{type(e).__name__}: {str(e).strip().splitlines()[0] if str(e) else ''}"
+            warn(f"ptxopt could not optimize {path} ({what}); assembling the original PTX")
+            log(f"fallback {path} {what}")
+            continue
+        dest = os.path.join(workdir, f"{n}-{os.path.basename(path)}")
+        with open(dest, "w", encoding="latin-1", newline="") as f:
+            f.write(out)
+        new[idx] = dest
+        changed = True
+        log(f"optimized {path}")
+    return new if changed else None
+
+
+def optimize_with_server_or_here(
+    text: str, name: str, arch: str | None, passes: str | None, knobs: Sequence[str]
+) -> str:
+    """Ask the resident server when there is one (see :mod:`ptxopt.server`), else work
+    in this process.  ``PTXOPT_SERVER=0`` turns the server off."""
+    if os.environ.get("PTXOPT_SERVER", "1") != "0":
+        from ptxopt import server
+
+        try:
+            result = server.request(text, name, arch, passes, list(knobs))
+        except server.RemoteError as e:
+            raise RuntimeError(str(e)) from None
+        if result is not None:
+            return result
+    return optimize_text(text, name, arch, passes, knobs)
+
+
+def run(argv: Sequence[str]) -> int:
+    real = find_real_ptxas()
+    if real is None:
+        print(
+            f"{PROG}: error: cannot find the real ptxas (set PTXOPT_PTXAS or put ptxas on PATH)",
+            file=sys.stderr,
+        )
+        return 127
+    args = parse_ptxas_args(argv)
+    cmd = [real, *args.argv]
+    if os.environ.get("PTXOPT_DISABLE") == "1" or args.passthrough is not None:
+        if args.passthrough is not None and args.inputs:
+            log(f"skipped {' '.join(args.argv[i] for i in args.inputs)} ({args.passthrough})")
+        return subprocess.call(cmd)
+    with tempfile.TemporaryDirectory(prefix="ptxopt-ptxas-") as workdir:
+        new = _optimize_inputs(args, workdir)
+        if new is None:
+            return subprocess.call(cmd)
+        done = subprocess.run([real, *new], capture_output=True)
+        if done.returncode == 0:
+            sys.stdout.buffer.write(done.stdout)
+            sys.stdout.flush()
+            sys.stderr.buffer.write(done.stderr)
+            sys.stderr.flush()
+            return 0
+        first = (done.stderr or done.stdout).decode("latin-1").strip().splitlines()
+        warn(
+            "ptxas rejected ptxopt's output"
+            + (f" ({first[0]})" if first else "")
+            + "; assembling the original PTX"
+        )
+        log(f"fallback ptxas rejected output: {first[0] if first else done.returncode}")
+        return subprocess.call(cmd)
+
+
+NVCC_DIR_OPTION = "--ptxopt-make-nvcc"
+
+
+def _nvcc_home(nvcc: str) -> str:
+    """The directory of the real nvcc binary (``nvcc`` on PATH may be a wrapper);
+    nvcc names it itself in a dry run."""
+    real = os.path.realpath(nvcc)
+    if os.path.isfile(os.path.join(os.path.dirname(real), "nvcc.profile")):
+        return os.path.dirname(real)
+    with tempfile.TemporaryDirectory() as d:
+        src = os.path.join(d, "e.cu")
+        open(src, "w").close()
+        done = subprocess.run([nvcc, "-dryrun", "-ptx", src], capture_output=True, text=True)
+    m = re.search(r"_HERE_=(\S+)", done.stdout + done.stderr)
+    if m is None:
+        raise FileNotFoundError(f"cannot find the nvcc.profile of {nvcc}")
+    return m.group(1)
+
+
+def make_nvcc_dir(dest: str, nvcc: str | None = None) -> str:
+    """Make ``dest/nvcc``: the real nvcc reading a copy of its ``nvcc.profile`` that
+    puts ``dest/shim`` (where ``ptxas`` is this drop-in) first on the ``PATH`` nvcc
+    gives its tools.  Returns the path of the new nvcc."""
+    nvcc = nvcc or shutil.which("nvcc")
+    if nvcc is None:
+        raise FileNotFoundError("nvcc is not on PATH")
+    here = _nvcc_home(nvcc)
+    nvcc = os.path.join(here, "nvcc")
+    with open(os.path.join(here, "nvcc.profile"), encoding="utf-8") as f:
+        profile = f.read()
+    dest = os.path.abspath(dest)
+    shim = os.path.join(dest, "shim")
+    os.makedirs(shim, exist_ok=True)
+    # the profile's own names are relative to the nvcc it came with
+    profile = profile.replace("$(_HERE_)", here)
+    profile = re.sub(r"(?m)^(PATH\s*\+=\s*)", lambda m: m.group(1) + shim + os.pathsep, profile)
+    with open(os.path.join(dest, "nvcc.profile"), "w", encoding="utf-8") as f:
+        f.write(profile)
+    me = shutil.which(PROG) or os.path.realpath(sys.argv[0])
+    for link, target in ((os.path.join(dest, "nvcc"), nvcc), (os.path.join(shim, "ptxas"), me)):
+        if os.path.lexists(link):
+            os.unlink(link)
+        os.symlink(target, link)
+    return os.path.join(dest, "nvcc")
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    argv = list(sys.argv[1:] if argv is None else argv)
+    if argv and argv[0] == NVCC_DIR_OPTION:
+        if len(argv) != 2:
+            print(f"usage: {PROG} {NVCC_DIR_OPTION} DIR", file=sys.stderr)
+            return 2
+        try:
+            print(make_nvcc_dir(argv[1]))
+        except OSError as e:
+            print(f"{PROG}: error: {e}", file=sys.stderr)
+            return 1
+        return 0
+    try:
+        return run(argv)
+    except KeyboardInterrupt:
+        return 130
+
+
+if __name__ == "__main__":
+    sys.exit(main())

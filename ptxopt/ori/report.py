@@ -1,0 +1,104 @@
+"""``ptxopt analyze IN --regfiles [--arch sm_XX] [--json]`` and ``--emit ori``.
+
+One model (:func:`regfiles_report`, plain data) feeds both the JSON and the text, so
+they cannot disagree.  Per function: every register web's file (R, P, UR, UP) with the
+PTX lines (1-based) of its writes, the R2UR/UR2R bridges, the predicted UR/UP counts
+and the phase-86 keep-alive markers; ``--emit ori`` prints the function listing with
+each instruction's SASS class and the file of what it writes.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ptxopt.ir.core import IRModule
+from ptxopt.oracle import sm_number
+from ptxopt.ori.conv_alloc import plan_conv_alloc
+from ptxopt.ori.ur_alloc import FuncPlan, plan_function
+from ptxopt.ori.view import sass_class
+
+__all__ = ["module_plans", "regfiles_report", "format_regfiles", "format_ori"]
+
+
+def module_plans(mod: IRModule, md: Any, arch: str, *, max_attempts: int = 5) -> list[FuncPlan]:
+    sm = sm_number(arch)
+    debug = "debug" in mod.ast.target
+    return [
+        plan_function(f, md.funcs[f.name], sm, max_attempts=max_attempts, debug=debug)
+        for f in mod.funcs
+    ]
+
+
+def regfiles_report(mod: IRModule, md: Any, arch: str, *, max_attempts: int = 5) -> dict[str, Any]:
+    plans = module_plans(mod, md, arch, max_attempts=max_attempts)
+    funcs = []
+    for f, p in zip(mod.funcs, plans, strict=True):
+        rows = []
+        for w in sorted(p.webs.values(), key=lambda w: (w.lines[:1] or [0], w.reg)):
+            for line in w.lines:
+                rows.append({"line": line, "reg": w.reg, "file": w.file, "class": w.cls})
+        rows.sort(key=lambda r: (r["line"], r["reg"]))
+        conv = plan_conv_alloc(f, p)
+        funcs.append(
+            {
+                "name": f.name,
+                "kind": f.ast.kind,
+                "regfiles": rows,
+                "bridges": [{"kind": b.kind, "reg": b.reg, "line": b.line} for b in p.bridges],
+                "ur_count": p.ur_count,
+                "up_count": p.up_count,
+                "converted": p.converted,
+                "attempts": p.attempts,
+                "budget_demoted": p.budget_demoted,
+                "conv_alloc": [{"reg": c.reg, "line": c.line} for c in conv.markers],
+                "diagnostics": p.diagnostics + conv.diagnostics,
+                "kept_in_r": {
+                    w.reg: w.why for w in sorted(p.webs.values(), key=lambda w: w.reg) if w.why
+                },
+            }
+        )
+    return {"arch": arch, "functions": funcs}
+
+
+def format_regfiles(rep: dict[str, Any]) -> str:
+    out = [f"uniform register model ({rep['arch']}, ptxas phases 74/86)"]
+    for f in rep["functions"]:
+        ur = [r for r in f["regfiles"] if r["file"] in ("UR", "UP")]
+        out.append(
+            f"\n{f['kind']} {f['name']}: {f['converted']} webs in UR/UP, predicted "
+            f"{f['ur_count']} UR, {f['up_count']} UP, {len(f['bridges'])} bridges, "
+            f"{f['attempts']} attempts"
+        )
+        for r in ur:
+            out.append(f"  line {r['line']:>6}  {r['reg']:<10} {r['file']:<3} {r['class']}")
+        for b in f["bridges"]:
+            out.append(f"  line {b['line']:>6}  {b['kind']} {b['reg']}")
+        for c in f["conv_alloc"]:
+            out.append(f"  line {c['line']:>6}  CONV.ALLOC {c['reg']}")
+        for d in f["diagnostics"]:
+            out.append(f"  diagnostic: {d}")
+    return "\n".join(out) + "\n"
+
+
+def format_ori(mod: IRModule, md: Any, arch: str) -> str:
+    """The annotated listing: PTX line, SASS class (uniform mnemonic when converted),
+    register files of the writes, PTX text."""
+    from ptxopt.ori.capability import uniform_form
+
+    sm = sm_number(arch)
+    plans = module_plans(mod, md, arch)
+    out: list[str] = []
+    for f, p in zip(mod.funcs, plans, strict=True):
+        out.append(f"// ori view of {f.name} ({arch}): {p.ur_count} UR, {p.up_count} UP")
+        for b in f.blocks:
+            out.append(f"{(b.labels or ['bb' + str(b.index)])[0]}:")
+            for ins in b.insts:
+                c = sass_class(ins)
+                files = [p.webs[d.var].file for d in ins.defs if d.var in p.webs]
+                uni = any(x in ("UR", "UP") for x in files)
+                mn = (uniform_form(c, sm) or c) if uni else c
+                dst = ",".join(f"{d.var}:{fl}" for d, fl in zip(ins.defs, files, strict=False))
+                line = ins.ast.span.line if ins.ast.span is not None else 0
+                out.append(f"  {line:>6}  {mn:<7} {dst:<24} {ins.ast.name}")
+        out.append("")
+    return "\n".join(out)

@@ -1,0 +1,435 @@
+"""Phase 74, ConvertToUniformReg: which register webs ptxas puts in UR / UP (spec 02).
+
+The model works on the Ori view (:mod:`ptxopt.ori.view`) of one function, after the
+divergence analysis (phases 53/70 in ptxas, :mod:`ptxopt.analysis.divergence` here).
+
+Eligibility (the five criteria of the spec, in PTX terms):
+
+1. *R-file value*: the web is a per-thread register (R or P) written by instructions,
+   not a ``.func`` parameter (those arrive in R by the calling convention), and warp
+   uniform in every write (the divergence analysis).
+2. *UR-expressible opcode*: every instruction writing the web has a uniform form on the
+   target (:func:`ptxopt.ori.capability.uniform_form`).
+3. *Consumers accept UR*: a breadth-first walk over the readers (through ``mov`` copies,
+   with an FNV-1a visited set) counts the readers that cannot take the value from UR:
+   a per-thread reader whose slot has no UR form, a second UR operand of one per-thread
+   instruction, a guard predicate of anything but a branch.  A uniform reader placed
+   before the definition (a loop-carried read) costs one more (a back reference).
+4. *Excluded operand categories*: a 64-bit web feeding the address of a global or
+   generic access is excluded -- unless the kernel's name contains ``cutlass`` (the
+   override the spec describes).
+5. *Bridge feasibility*: every register source of every write must itself be in UR or
+   a constant-bank read; a per-thread source needs an R2UR bridge.
+
+Cost = 1 + bridges (readers needing R, sources needing R2UR, back references);
+0 = not promotable.  The pass starts from every eligible web, keeps those of cost 1
+(no bridge), then extracts candidates min-cost first against the budgets (63 UR,
+7 UP: interval pressure in program order), and retries: each demotion changes the
+cost of the neighbours, so the loop runs again, at most ``max_attempts`` times
+(default 5, knob ``ConvertToUniformRegMaxAttempts``; ptxas's knob 862).  Demotions the
+last attempt could not propagate stay as R2UR/UR2R bridges in the plan.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from ptxopt.analysis.divergence import Divergence
+from ptxopt.ir.core import Func, Inst
+from ptxopt.ori.capability import (
+    UP_BUDGET,
+    UR_BUDGET,
+    accepts_ur_source,
+    has_uniform_file,
+    uniform_form,
+)
+from ptxopt.ori.view import Web, build_webs, sass_class
+
+__all__ = [
+    "Bridge",
+    "FNV_BASIS",
+    "FNV_PRIME",
+    "FnvSet",
+    "FuncPlan",
+    "WebPlan",
+    "fnv1a",
+    "plan_function",
+]
+
+FNV_PRIME = 0x01000193
+FNV_BASIS = 0x811C9DC5
+_NARROW = ("MOV",)  # copies the BFS walks through
+
+
+def fnv1a(key: int) -> int:
+    """32-bit FNV-1a of the 4 little-endian bytes of ``key``."""
+    h = FNV_BASIS
+    for shift in (0, 8, 16, 24):
+        h ^= (key >> shift) & 0xFF
+        h = (h * FNV_PRIME) & 0xFFFFFFFF
+    return h
+
+
+class FnvSet:
+    """Open-addressing set of small integers hashed with FNV-1a; 8 buckets to start,
+    4x growth when more than half full (the visited set of the consumer walk)."""
+
+    __slots__ = ("_slots", "_n")
+
+    def __init__(self) -> None:
+        self._slots: list[int] = [-1] * 8
+        self._n = 0
+
+    def add(self, key: int) -> bool:
+        """Insert ``key``; False if it was there already."""
+        if 2 * (self._n + 1) > len(self._slots):
+            old = [k for k in self._slots if k >= 0]
+            self._slots = [-1] * (len(self._slots) * 4)
+            self._n = 0
+            for k in old:
+                self._insert(k)
+        return self._insert(key)
+
+    def _insert(self, key: int) -> bool:
+        mask = len(self._slots) - 1
+        i = fnv1a(key) & mask
+        while True:
+            k = self._slots[i]
+            if k == key:
+                return False
+            if k < 0:
+                self._slots[i] = key
+                self._n += 1
+                return True
+            i = (i + 1) & mask
+
+    def __contains__(self, key: int) -> bool:
+        mask = len(self._slots) - 1
+        i = fnv1a(key) & mask
+        while True:
+            k = self._slots[i]
+            if k == key:
+                return True
+            if k < 0:
+                return False
+            i = (i + 1) & mask
+
+    def __len__(self) -> int:
+        return self._n
+
+
+@dataclass(slots=True)
+class Bridge:
+    """An R2UR (per-thread source into a uniform instruction) or UR2R (uniform value
+    read where only R is accepted) the conversion needs, at a PTX line."""
+
+    kind: str
+    reg: str
+    line: int
+
+
+@dataclass(slots=True)
+class WebPlan:
+    """The decision for one web: ``file`` is R, P, UR or UP; ``why`` says which
+    criterion kept it per-thread (empty when converted)."""
+
+    reg: str
+    file: str
+    cls: str
+    cost: int
+    why: str
+    lines: list[int] = field(default_factory=list)
+
+
+@dataclass(slots=True)
+class FuncPlan:
+    name: str
+    arch_sm: int
+    webs: dict[str, WebPlan] = field(default_factory=dict)
+    bridges: list[Bridge] = field(default_factory=list)
+    ur_count: int = 0
+    up_count: int = 0
+    attempts: int = 0
+    budget_demoted: int = 0
+    converted: int = 0
+    diagnostics: list[str] = field(default_factory=list)
+
+
+@dataclass(slots=True)
+class _Ctx:
+    func: Func
+    div: Divergence
+    sm: int
+    cutlass: bool
+    webs: dict[str, Web]
+    pos: dict[int, int]  # id(inst) -> program point
+    cls: dict[int, str]  # id(inst) -> SASS class
+    web_id: dict[str, int]
+    leaf_rule: bool = False
+    leaf_exempt: tuple[str, ...] = ("S2R",)
+
+
+def _line(inst: Inst) -> int:
+    return inst.ast.span.line if inst.ast.span is not None else 0
+
+
+def _def_web(inst: Inst, ctx: _Ctx) -> Web | None:
+    for d in inst.defs:
+        w = ctx.webs.get(d.var)
+        if w is not None:
+            return w
+    return None
+
+
+def _eligible(w: Web, ctx: _Ctx) -> str:
+    """'' when ``w`` passes criteria 1, 2 and 4; otherwise the reason it does not."""
+    if not w.defs or any(v.kind in ("param", "undef") for v in w.values):
+        return "not written by an instruction (parameter or undefined)"
+    if any(ctx.div.is_varying(v) for v in w.values):
+        return "varying (divergence analysis)"
+    for d in w.defs:
+        c = ctx.cls[id(d)]
+        if uniform_form(c, ctx.sm) is None:
+            return f"{c} has no uniform form on sm_{ctx.sm}"
+        if len(d.defs) > 1 and c not in ("IMAD", "IADD3", "LDC", "ISETP"):
+            return f"{c} writes several registers"
+    if w.width > 2:
+        return "wider than 64 bits"
+    if w.width == 2 and not ctx.cutlass:
+        for u in w.uses:
+            if u.address and ctx.cls[id(u.inst)] in ("LDG", "STG", "ATOMG", "LD", "ST"):
+                return "64-bit global/generic address (excluded operand category)"
+    return ""
+
+
+def _cost(w: Web, ur: set[str], ctx: _Ctx, claims: dict[int, str], out: list[Bridge]) -> int:
+    """Criteria 3 and 5: 1 + the bridges ``w`` needs when it is in UR and ``ur`` are."""
+    bridges = 0
+    uniform_readers = 0
+    def_pos = min(ctx.pos[id(d)] for d in w.defs)
+    seen = FnvSet()
+    seen.add(ctx.web_id[w.name])
+    queue = [w]
+    k = 0
+    while k < len(queue):
+        cur = queue[k]
+        k += 1
+        for u in cur.uses:
+            c = u.inst
+            cc = ctx.cls[id(c)]
+            x = _def_web(c, ctx)
+            if u.slot == -1:  # guard predicate
+                if cc == "BRA" or (x is not None and x.name in ur):
+                    uniform_readers += 1
+                    continue
+                bridges += 1
+                out.append(Bridge("UR2R", w.name, _line(c)))
+                continue
+            if x is not None and x.name in ur and cc != "LDC":
+                uniform_readers += 1
+                if cc in _NARROW and ctx.web_id[x.name] not in seen:
+                    seen.add(ctx.web_id[x.name])
+                    queue.append(x)
+                if ctx.pos[id(c)] < def_pos:
+                    bridges += 1  # a loop-carried read before the definition
+                continue
+            shared = cc in ("LDS", "STS", "ATOMS")
+            if accepts_ur_source(cc) and shared == u.address:
+                owner = claims.setdefault(id(c), cur.name)
+                if owner == cur.name:
+                    continue
+            if ctx.cutlass and u.address and cc in ("LDG", "STG", "ATOMG", "LD", "ST"):
+                continue
+            bridges += 1
+            out.append(Bridge("UR2R", w.name, _line(c)))
+    for d in w.defs:
+        for v in d.operand_values():
+            if v.kind == "special":
+                continue
+            s = ctx.webs.get(v.var)
+            if s is None or s is w or s.name in ur:
+                continue
+            if all(ctx.cls[id(sd)] == "LDC" for sd in s.defs) and s.defs:
+                continue
+            bridges += 1
+            out.append(Bridge("R2UR", s.name, _line(d)))
+    if ctx.leaf_rule and uniform_readers == 0 and ctx.cls[id(w.defs[0])] not in ctx.leaf_exempt:
+        bridges += 1  # read only by per-thread instructions: computed in R directly
+    return 1 + bridges
+
+
+class _MaxTree:
+    """Range add / range max over program points (budget checks of the extraction)."""
+
+    def __init__(self, n: int) -> None:
+        size = 1
+        while size < max(1, n):
+            size *= 2
+        self.size = size
+        self.mx = [0] * (2 * size)
+        self.lz = [0] * (2 * size)
+
+    def _apply(self, lo: int, hi: int, add: int, node: int, nl: int, nr: int) -> int:
+        if hi < nl or nr < lo:
+            return self.mx[node]
+        if lo <= nl and nr <= hi:
+            self.mx[node] += add
+            self.lz[node] += add
+            return self.mx[node]
+        mid = (nl + nr) // 2
+        a = self._apply(lo, hi, add, 2 * node, nl, mid)
+        b = self._apply(lo, hi, add, 2 * node + 1, mid + 1, nr)
+        self.mx[node] = max(a, b) + self.lz[node]
+        return self.mx[node]
+
+    def _query(self, lo: int, hi: int, node: int, nl: int, nr: int) -> int:
+        if hi < nl or nr < lo:
+            return -(1 << 30)
+        if lo <= nl and nr <= hi:
+            return self.mx[node]
+        mid = (nl + nr) // 2
+        return self.lz[node] + max(
+            self._query(lo, hi, 2 * node, nl, mid), self._query(lo, hi, 2 * node + 1, mid + 1, nr)
+        )
+
+    def add(self, lo: int, hi: int, v: int) -> None:
+        self._apply(lo, hi, v, 1, 0, self.size - 1)
+
+    def max(self, lo: int, hi: int) -> int:
+        return self._query(lo, hi, 1, 0, self.size - 1)
+
+
+def _interval(w: Web, ctx: _Ctx) -> tuple[int, int]:
+    ps = [ctx.pos[id(d)] for d in w.defs] + [ctx.pos[id(u.inst)] for u in w.uses]
+    return min(ps), max(ps)
+
+
+def _pressure(ws: list[Web], ctx: _Ctx) -> int:
+    ev: list[tuple[int, int]] = []
+    for w in ws:
+        lo, hi = _interval(w, ctx)
+        ev.append((lo, w.width))
+        ev.append((hi + 1, -w.width))
+    ev.sort()
+    cur = best = 0
+    for _, d in ev:
+        cur += d
+        best = max(best, cur)
+    return best
+
+
+def plan_function(
+    func: Func,
+    div: Divergence,
+    sm: int,
+    *,
+    kernel_name: str | None = None,
+    max_attempts: int = 5,
+    ur_budget: int = UR_BUDGET,
+    up_budget: int = UP_BUDGET,
+    cutlass_override: bool = True,
+    debug: bool = False,
+) -> FuncPlan:
+    """The register file of every web of ``func`` at target ``sm`` (see module doc).
+    ``debug``: the module's ``.target`` says ``debug`` (ptxas then compiles without
+    optimisation and phase 74 does not run)."""
+    plan = FuncPlan(func.name, sm)
+    webs = build_webs(func)
+    pos: dict[int, int] = {}
+    cls: dict[int, str] = {}
+    n = 0
+    for b in func.blocks:
+        for ins in b.insts:
+            pos[id(ins)] = n
+            cls[id(ins)] = sass_class(ins)
+            n += 1
+    name = kernel_name if kernel_name is not None else func.name
+    ctx = _Ctx(
+        func, div, sm, cutlass_override and "cutlass" in name, webs, pos, cls,
+        {k: i for i, k in enumerate(webs)},
+    )  # fmt: skip
+    why: dict[str, str] = {}
+    ur: set[str] = set()
+    if debug:
+        for w in webs.values():
+            why[w.name] = "debug target: ptxas runs no optimisation phase (74 included)"
+    elif has_uniform_file(sm):
+        for w in webs.values():
+            r = _eligible(w, ctx)
+            if r:
+                why[w.name] = r
+            else:
+                ur.add(w.name)
+    else:
+        for w in webs.values():
+            why[w.name] = f"sm_{sm} has no uniform register file"
+    first = {k: min(pos[id(d)] for d in webs[k].defs) for k in ur}
+    cost: dict[str, int] = {}
+    attempt = 0
+    while attempt < max_attempts and ur:
+        attempt += 1
+        claims: dict[int, str] = {}
+        order = sorted(ur, key=first.__getitem__)
+        scratch: list[Bridge] = []
+        for k in order:
+            cost[k] = _cost(webs[k], ur, ctx, claims, scratch)
+        demote = {k for k in order if cost[k] != 1}
+        # min-cost greedy extraction against the UR / UP budgets
+        keep = sorted((k for k in order if k not in demote), key=lambda k: (cost[k], first[k]))
+        trees = {False: _MaxTree(n), True: _MaxTree(n)}
+        over = 0
+        for k in keep:
+            w = webs[k]
+            lo, hi = _interval(w, ctx)
+            budget = up_budget if w.is_pred else ur_budget
+            t = trees[w.is_pred]
+            if t.max(lo, hi) + w.width > budget:
+                demote.add(k)
+                why[k] = "over the uniform register budget"
+                over += 1
+                continue
+            t.add(lo, hi, w.width)
+        plan.budget_demoted += over
+        for k in demote:
+            why.setdefault(k, f"needs bridges (cost {cost[k]})")
+        if not demote:
+            break
+        ur -= demote
+    plan.attempts = attempt
+    # final bridges of the committed set
+    claims = {}
+    for k in sorted(ur, key=first.__getitem__):
+        bl: list[Bridge] = []
+        cost[k] = _cost(webs[k], ur, ctx, claims, bl)
+        plan.bridges.extend(bl)
+    seen_b: set[tuple[str, str, int]] = set()
+    uniq = []
+    for br in plan.bridges:
+        key = (br.kind, br.reg, br.line)
+        if key not in seen_b:
+            seen_b.add(key)
+            uniq.append(br)
+    plan.bridges = sorted(uniq, key=lambda b: (b.line, b.kind, b.reg))
+    for k in [k for k in ur if all(cls[id(d)] == "LDC" for d in webs[k].defs)]:
+        # a constant-bank read only materialises in UR for uniform readers (ULDC);
+        # per-thread readers take it as a c[bank][offset] operand
+        if not any(
+            (x := _def_web(u.inst, ctx)) is not None and x.name in ur and x.name != k
+            for u in webs[k].uses
+        ):
+            ur.discard(k)
+            why[k] = "constant-bank operand of per-thread readers"
+    for k, w in webs.items():
+        lines = sorted({_line(d) for d in w.defs})
+        c = cls[id(w.defs[0])] if w.defs else ""
+        if k in ur:
+            f = "UP" if w.is_pred else "UR"
+            plan.converted += 1
+        else:
+            f = "P" if w.is_pred else "R"
+        plan.webs[k] = WebPlan(k, f, c, cost.get(k, 0) if k in ur else 0, why.get(k, ""), lines)
+    ur_ws = [webs[k] for k in ur if not webs[k].is_pred]
+    up_ws = [webs[k] for k in ur if webs[k].is_pred]
+    plan.ur_count = _pressure(ur_ws, ctx)
+    plan.up_count = _pressure(up_ws, ctx)
+    return plan

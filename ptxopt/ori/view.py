@@ -1,0 +1,250 @@
+"""PTX instruction -> SASS instruction class, and register webs (spec 02, phase 74 input).
+
+ptxas builds one virtual register per PTX register, whatever the number of writes, so
+the unit a register file is chosen for is the *web*: all SSA values of one PTX register
+(after scope renaming) of one function.  :func:`sass_class` names the SASS class a PTX
+instruction becomes (the class ptxas's opcode table would give it: ``add.s32`` ->
+``IADD3``, ``mul.wide.u32`` -> ``IMAD``, ``setp.lt.f32`` -> ``FSETP`` ...); the
+capability of each class is :mod:`ptxopt.ori.capability`.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from ptxopt.ir.core import Func, Inst, Value
+
+__all__ = ["Use", "Web", "build_webs", "is_pred_type", "reg_count", "sass_class"]
+
+_INT = ("s", "u", "b")
+_UNIFORM_SPECIAL = ("%ctaid", "%clusterid", "%cluster_ctaid", "%cluster_nctaid", "%gridid")
+_CONST_SPECIAL = ("%ntid", "%nctaid", "%nclusterid", "%cluster_nctarank")
+
+
+def _is_int(t: str | None) -> bool:
+    return t is not None and t[1:2] in _INT and t != ".pred"
+
+
+def _is_float(t: str | None) -> bool:
+    return t is not None and (t.startswith(".f") or t.startswith(".bf") or t == ".tf32")
+
+
+def is_pred_type(t: str) -> bool:
+    return t == ".pred"
+
+
+def reg_count(t: str) -> int:
+    """32-bit registers a value of PTX type ``t`` occupies (predicates: 1 predicate)."""
+    if t == ".pred":
+        return 1
+    digits = "".join(ch for ch in t if ch.isdigit())
+    bits = int(digits) if digits else 32
+    return max(1, bits // 32)
+
+
+_SIMPLE = {
+    "and": "LOP3",
+    "or": "LOP3",
+    "xor": "LOP3",
+    "not": "LOP3",
+    "cnot": "LOP3",
+    "lop3": "LOP3",
+    "shl": "SHF",
+    "shr": "SHF",
+    "shf": "SHF",
+    "prmt": "PRMT",
+    "popc": "POPC",
+    "brev": "BREV",
+    "clz": "FLO",
+    "bfind": "FLO",
+    "bmsk": "LOP3",
+    "bfi": "LOP3",
+    "szext": "SGXT",
+    "shfl": "SHFL",
+    "bar": "BAR",
+    "barrier": "BAR",
+    "bra": "BRA",
+    "brx": "BRA",
+    "call": "CALL",
+    "ret": "BRA",
+    "exit": "BRA",
+    "rcp": "MUFU",
+    "sqrt": "MUFU",
+    "rsqrt": "MUFU",
+    "ex2": "MUFU",
+    "lg2": "MUFU",
+    "sin": "MUFU",
+    "cos": "MUFU",
+    "tanh": "MUFU",
+}
+
+
+def sass_class(inst: Inst) -> str:
+    """The SASS class ``inst`` lowers to (``OTHER`` for what has no row of its own)."""
+    info = inst.info
+    if info is None:
+        return "OTHER"
+    name = info.name
+    t = info.type
+    if name in _SIMPLE:
+        if name in ("and", "or", "xor", "not") and t == ".pred":
+            return "PLOP3"
+        return _SIMPLE[name]
+    if name in ("add", "sub", "addc", "subc", "neg"):
+        if _is_float(t):
+            return "DFMA" if t == ".f64" else "FADD"
+        return "IADD3"
+    if name in ("mul", "mad", "madc", "mul24", "mad24"):
+        if _is_float(t):
+            return "DFMA" if t == ".f64" else ("FMUL" if name == "mul" else "FFMA")
+        return "IMAD"
+    if name == "fma":
+        return "DFMA" if t == ".f64" else "FFMA"
+    if name in ("min", "max"):
+        return "FMNMX" if _is_float(t) else "IMNMX"
+    if name == "abs":
+        return "FADD" if _is_float(t) else "IABS"
+    if name in ("div", "rem"):
+        return "MUFU" if _is_float(t) else "OTHER"
+    if name == "selp":
+        return "SEL"
+    if name in ("setp", "set"):
+        return "FSETP" if any(_is_float(x) for x in info.types) else "ISETP"
+    if name == "bfe":
+        return "SGXT" if t is not None and t.startswith(".s") else "SHF"
+    if name == "cvt":
+        ts = info.types
+        if any(_is_float(x) for x in ts):
+            if all(_is_float(x) for x in ts):
+                return "F2F"
+            return "I2F" if _is_float(ts[0]) else "F2I"
+        if len(ts) == 2 and ts[1].startswith(".s") and reg_count(ts[0]) >= reg_count(ts[1]):
+            return "SGXT"
+        return "MOV" if len(ts) == 2 and reg_count(ts[1]) == 2 else "PRMT"
+    if name == "cvta":
+        return "IADD3"
+    if name == "mov":
+        return _mov_class(inst)
+    if name in ("ld", "ldu"):
+        sp = info.space
+        if sp in (".param", ".const"):
+            return "LDC"
+        return {".shared": "LDS", ".global": "LDG", ".local": "LDL"}.get(sp or "", "LD")
+    if name == "st":
+        sp = info.space
+        return {".shared": "STS", ".global": "STG", ".local": "STL"}.get(sp or "", "ST")
+    if name in ("atom", "red"):
+        return "ATOMS" if info.space == ".shared" else "ATOMG"
+    if name in ("vote", "activemask", "redux", "elect"):
+        return "VOTE"
+    if name.startswith(("mma", "wmma", "wgmma", "ldmatrix", "stmatrix", "cp")):
+        return "MMA"
+    return "OTHER"
+
+
+def _mov_class(inst: Inst) -> str:
+    ops = inst.ast.operands
+    src = ops[1] if len(ops) > 1 else None
+    text = getattr(src, "name", "")
+    if isinstance(text, str) and text.startswith("%"):
+        base = text.split(".")[0]
+        if base in _UNIFORM_SPECIAL:
+            return "S2R"
+        if base in _CONST_SPECIAL:
+            return "LDC"
+        if inst.uses and isinstance(inst.uses[0], Value) and inst.uses[0].kind == "special":
+            return "S2R"
+    return "MOV"
+
+
+@dataclass(slots=True)
+class Use:
+    """One read of a web: instruction, index into ``inst.uses`` (-1: the guard
+    predicate, -2: a tied old value or carry), and whether the slot is an address."""
+
+    inst: Inst
+    slot: int
+    address: bool
+
+
+@dataclass(slots=True)
+class Web:
+    """All SSA values of one PTX register in one function."""
+
+    name: str
+    type: str
+    values: list[Value] = field(default_factory=list)
+    defs: list[Inst] = field(default_factory=list)
+    uses: list[Use] = field(default_factory=list)
+    phis: int = 0
+
+    @property
+    def is_pred(self) -> bool:
+        return self.type == ".pred"
+
+    @property
+    def width(self) -> int:
+        return reg_count(self.type)
+
+
+def _addr_slots(inst: Inst) -> set[int]:
+    from ptxopt.ir.operands import regs_of
+
+    info = inst.info
+    if info is None or not info.addrs:
+        return set()
+    ops = inst.ast.operands
+    out: set[int] = set()
+    k = 0
+    for i in info.uses:
+        if i in info.defs or i >= len(ops):
+            continue
+        cnt = sum(1 for _ in regs_of(ops[i]))
+        if i in info.addrs:
+            out.update(range(k, k + cnt))
+        k += cnt
+    return out
+
+
+def build_webs(func: Func) -> dict[str, Web]:
+    """PTX register name -> :class:`Web`, every def and read included (one pass)."""
+    webs: dict[str, Web] = {}
+
+    def web_of(v: Value) -> Web | None:
+        if v.kind not in ("inst", "phi", "param", "undef"):
+            return None
+        w = webs.get(v.var)
+        if w is None:
+            w = webs[v.var] = Web(v.var, v.type)
+        return w
+
+    for v in func.params:
+        w = web_of(v)
+        if w is not None:
+            w.values.append(v)
+    for b in func.blocks:
+        for phi in b.phis:
+            w = web_of(phi.result)
+            if w is not None:
+                w.values.append(phi.result)
+                w.phis += 1
+        for ins in b.insts:
+            for d in ins.result_values():
+                if d.var.startswith("%cc"):
+                    continue
+                w = web_of(d)
+                if w is not None:
+                    w.values.append(d)
+                    if not w.defs or w.defs[-1] is not ins:
+                        w.defs.append(ins)
+            addr = _addr_slots(ins)
+            if ins.pred is not None:
+                w = web_of(ins.pred)
+                if w is not None:
+                    w.uses.append(Use(ins, -1, False))
+            for k, u in enumerate(ins.uses):
+                if isinstance(u, Value):
+                    w = web_of(u)
+                    if w is not None:
+                        w.uses.append(Use(ins, k, k in addr))
+    return webs

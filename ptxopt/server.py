@@ -1,0 +1,300 @@
+"""A resident ptxopt for the drop-in: a per-user server on a Unix socket.
+
+Each ``ptxopt-ptxas`` run is a new process; importing ptxopt costs more than
+optimizing a typical kernel.  The first run starts this server in the background
+(modules loaded once); later runs send their PTX over the socket and get the
+optimized PTX back, paying only a thin client's start-up.  The server forks one
+child per request (several builds, ``make -j``, run in parallel on the warm
+modules, and a crash in one request cannot take the server down) and exits after
+``PTXOPT_SERVER_IDLE`` seconds without a request (default 300).
+
+The client never depends on it: no server, a server that does not start, dies
+mid-request or answers garbage all mean "do the work in this process".  An error
+that ptxopt itself reports for the input comes back as :class:`RemoteError`, the
+same as it would in process.
+
+The socket lives in ``$PTXOPT_SERVER_DIR`` (default ``$XDG_RUNTIME_DIR/ptxopt`` or
+``/tmp/ptxopt-$UID``, mode 0700) and is named after the interpreter and this
+package's location and version, so a changed installation gets a fresh server.
+
+Protocol: each message is a 4-byte big-endian length and a JSON object.  Request
+``{"text", "name", "arch", "passes", "knobs"}``; reply ``{"ok": true, "text"}`` or
+``{"ok": false, "error"}``.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import socket
+import struct
+import subprocess
+import sys
+import time
+from typing import Any
+
+DEFAULT_IDLE = 300.0
+CONNECT_TIMEOUT = 2.0  # seconds to wait for a freshly started server
+REPLY_TIMEOUT = 600.0
+
+
+class RemoteError(Exception):
+    """ptxopt failed on the input (reported by the server)."""
+
+
+def server_dir() -> str:
+    given = os.environ.get("PTXOPT_SERVER_DIR")
+    if given:
+        return given
+    run = os.environ.get("XDG_RUNTIME_DIR")
+    if run and os.path.isdir(run):
+        return os.path.join(run, "ptxopt")
+    return os.path.join("/tmp", f"ptxopt-{os.getuid()}")
+
+
+def socket_path() -> str:
+    from ptxopt import __version__
+
+    here = os.path.dirname(os.path.abspath(__file__))
+    key = hashlib.sha256(f"{sys.executable}\0{here}\0{__version__}".encode()).hexdigest()[:12]
+    # short: a Unix socket path has at most 107 bytes
+    return os.path.join(server_dir(), f"s-{key}.sock")
+
+
+def _send(sock: socket.socket, obj: dict[str, Any]) -> None:
+    data = json.dumps(obj).encode("utf-8")
+    sock.sendall(struct.pack(">I", len(data)) + data)
+
+
+def _recv_exact(sock: socket.socket, n: int) -> bytes:
+    buf = bytearray()
+    while len(buf) < n:
+        chunk = sock.recv(min(n - len(buf), 1 << 20))
+        if not chunk:
+            raise ConnectionError("connection closed")
+        buf += chunk
+    return bytes(buf)
+
+
+def _recv(sock: socket.socket) -> dict[str, Any]:
+    (n,) = struct.unpack(">I", _recv_exact(sock, 4))
+    obj = json.loads(_recv_exact(sock, n).decode("utf-8"))
+    if not isinstance(obj, dict):
+        raise ValueError("bad message")
+    return obj
+
+
+# -- client ----------------------------------------------------------------------
+
+
+def _connect(path: str) -> socket.socket | None:
+    s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    try:
+        s.connect(path)
+    except OSError:
+        s.close()
+        return None
+    return s
+
+
+def idle_seconds() -> float:
+    try:
+        return float(os.environ.get("PTXOPT_SERVER_IDLE", DEFAULT_IDLE))
+    except ValueError:
+        return DEFAULT_IDLE
+
+
+def start_server(path: str) -> None:
+    """Start a server for ``path`` in the background (its own session, no output)."""
+    os.makedirs(os.path.dirname(path), mode=0o700, exist_ok=True)
+    cmd = [sys.executable, "-m", "ptxopt.server", "--socket", path, "--idle", str(idle_seconds())]
+    subprocess.Popen(
+        cmd,
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+        start_new_session=True,
+        close_fds=True,
+    )
+
+
+def connect_or_start(path: str) -> socket.socket | None:
+    s = _connect(path)
+    if s is not None:
+        return s
+    import fcntl
+
+    os.makedirs(os.path.dirname(path), mode=0o700, exist_ok=True)
+    # one client starts the server; the others wait on the lock and then connect
+    with open(path + ".lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        s = _connect(path)
+        if s is not None:
+            return s
+        start_server(path)
+        deadline = time.monotonic() + CONNECT_TIMEOUT
+        while time.monotonic() < deadline:
+            time.sleep(0.01)
+            s = _connect(path)
+            if s is not None:
+                return s
+    return None
+
+
+def request(
+    text: str, name: str, arch: str | None, passes: str | None, knobs: list[str]
+) -> str | None:
+    """The optimized PTX from the server (started if need be); ``None`` if no server
+    could do it (the caller then works in process); :class:`RemoteError` if ptxopt
+    rejected the input."""
+    try:
+        path = socket_path()
+        s = connect_or_start(path)
+        if s is None:
+            return None
+        with s:
+            s.settimeout(REPLY_TIMEOUT)
+            msg = {"text": text, "name": name, "arch": arch, "passes": passes, "knobs": knobs}
+            _send(s, msg)
+            reply = _recv(s)
+    except (OSError, ValueError, struct.error):
+        return None
+    if reply.get("ok") is True and isinstance(reply.get("text"), str):
+        return str(reply["text"])
+    if reply.get("ok") is False:
+        raise RemoteError(str(reply.get("error", "ptxopt failed")))
+    return None
+
+
+def ping(path: str | None = None) -> int | None:
+    """The pid of the server listening on ``path`` (default: this user's), or ``None``."""
+    s = _connect(path or socket_path())
+    if s is None:
+        return None
+    try:
+        with s:
+            s.settimeout(10)
+            _send(s, {"op": "ping"})
+            pid = _recv(s).get("pid")
+    except (OSError, ValueError, struct.error):
+        return None
+    return pid if isinstance(pid, int) else None
+
+
+# -- server ----------------------------------------------------------------------
+
+
+def _handle(conn: socket.socket) -> None:
+    """Serve one request (in a forked child)."""
+    from ptxopt.dropin import optimize_text
+
+    msg = _recv(conn)
+    if msg.get("op") == "ping":
+        _send(conn, {"ok": True, "pid": os.getppid()})
+        return
+    if os.environ.get("PTXOPT_SERVER_TESTING") == "1" and msg.get("name") == "<crash>":
+        os._exit(3)  # tests: a request that dies half way
+    try:
+        out = optimize_text(
+            str(msg["text"]),
+            str(msg.get("name") or "<input>"),
+            msg.get("arch"),
+            msg.get("passes"),
+            [str(k) for k in msg.get("knobs") or []],
+        )
+        reply: dict[str, Any] = {"ok": True, "text": out}
+    except Exception as e:
+        reply = {"ok": False, "error": f"{type(e).__name__}: {e}"}
+    _send(conn, reply)
+
+
+def _bind(path: str) -> socket.socket | None:
+    """Listen on ``path``; ``None`` if a live server already does."""
+    os.makedirs(os.path.dirname(path), mode=0o700, exist_ok=True)
+    if os.path.exists(path):
+        probe = _connect(path)
+        if probe is not None:
+            probe.close()
+            return None
+        os.unlink(path)  # left by a server that died
+    sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    tmp = os.path.join(os.path.dirname(path), f".{os.getpid()}.tmp")
+    sock.bind(tmp)
+    os.chmod(tmp, 0o600)
+    sock.listen(64)
+    os.replace(tmp, path)
+    return sock
+
+
+def serve(path: str, idle: float) -> int:
+    """Accept requests on ``path`` until ``idle`` seconds pass without one."""
+    import select
+
+    from ptxopt.driver import optimize  # noqa: F401
+
+    # load everything a request needs once, before forking
+    from ptxopt.dropin import optimize_text  # noqa: F401
+    from ptxopt.pipeline import available_passes
+
+    available_passes()
+    sock = _bind(path)
+    if sock is None:
+        return 0
+    ino = os.stat(path).st_ino
+    children: set[int] = set()
+    last = time.monotonic()
+    try:
+        while True:
+            for pid in list(children):
+                done, _ = os.waitpid(pid, os.WNOHANG)
+                if done:
+                    children.discard(pid)
+            if children:
+                last = time.monotonic()
+            elif time.monotonic() - last > idle:
+                break
+            try:
+                if os.stat(path).st_ino != ino:
+                    break  # replaced by another server
+            except FileNotFoundError:
+                break
+            ready, _, _ = select.select([sock], [], [], min(0.2, max(idle, 0.01)))
+            if not ready:
+                continue
+            conn, _ = sock.accept()
+            last = time.monotonic()
+            pid = os.fork()
+            if pid == 0:
+                code = 0
+                try:
+                    sock.close()
+                    _handle(conn)
+                except BaseException:
+                    code = 1
+                finally:
+                    os._exit(code)
+            conn.close()
+            children.add(pid)
+    finally:
+        sock.close()
+        try:
+            if os.stat(path).st_ino == ino:
+                os.unlink(path)
+        except FileNotFoundError:
+            pass
+    return 0
+
+
+def main(argv: list[str] | None = None) -> int:
+    import argparse
+
+    ap = argparse.ArgumentParser(prog="python -m ptxopt.server", description=__doc__)
+    ap.add_argument("--socket", default=None, help="socket path (default: the per-user one)")
+    ap.add_argument("--idle", type=float, default=None, help="exit after this many idle seconds")
+    a = ap.parse_args(argv)
+    return serve(a.socket or socket_path(), idle_seconds() if a.idle is None else a.idle)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

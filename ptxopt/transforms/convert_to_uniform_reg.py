@@ -1,0 +1,54 @@
+"""convert-to-uniform-reg (ptxas phase 74, ConvertToUniformReg): a report pass.
+
+The R -> UR decision happens inside ptxas, below PTX; this pass runs the model of
+:mod:`ptxopt.ori.ur_alloc` on each function and records the plan (``PLANS``, keyed by
+function name, and ``--stats`` counters).  It never changes the PTX.
+"""
+
+from __future__ import annotations
+
+from ptxopt.analysis.divergence import Divergence
+from ptxopt.analysis.manager import PRESERVE_ALL, AnalysisManager
+from ptxopt.ir.core import Func
+from ptxopt.knobs import Knob
+from ptxopt.oracle import sm_number
+from ptxopt.ori.ur_alloc import FuncPlan, plan_function
+from ptxopt.transforms.base import FunctionPass, register
+
+#: The last plan made for each function (for reports and tests).
+PLANS: dict[str, FuncPlan] = {}
+
+SPEC = "02-uniform-registers.txt"
+
+
+@register
+class ConvertToUniformReg(FunctionPass):
+    name = "convert-to-uniform-reg"
+    phase = 74
+    description = "ConvertToUniformReg: predict which values ptxas puts in UR/UP (report)"
+    preserves = PRESERVE_ALL
+    knobs = (
+        Knob(
+            "ConvertToUniformRegMaxAttempts", "int", 5,
+            "retry attempts of the conversion (ptxas knob 862)", spec=SPEC, lo=1, hi=1000,
+        ),
+        Knob(
+            "ConvertToUniformRegCutlassOverride", "bool", True,
+            "kernels named *cutlass* may convert excluded operand categories", spec=SPEC,
+        ),
+    )  # fmt: skip
+
+    def run(self, func: Func, am: AnalysisManager) -> bool:
+        div = am.get(Divergence, func)
+        sm = sm_number(self.arch or "sm_75")
+        plan = plan_function(
+            func, div, sm,
+            max_attempts=int(self.knob("ConvertToUniformRegMaxAttempts")),  # type: ignore[call-overload]
+            cutlass_override=bool(self.knob("ConvertToUniformRegCutlassOverride")),
+            debug=self.module is not None and "debug" in self.module.ast.target,
+        )  # fmt: skip
+        PLANS[func.name] = plan
+        self.stats["webs converted to UR/UP"] += plan.converted
+        self.stats["bridges"] += len(plan.bridges)
+        self.stats["attempts"] += plan.attempts
+        return False

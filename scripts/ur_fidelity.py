@@ -1,0 +1,191 @@
+"""How well the uniform register model (ptxopt.ori, spec 02 phase 74) predicts ptxas.
+
+Run ``python scripts/ur_fidelity.py [--only SUBSTRING] [--skip-large] [--targets sm_80,sm_90]
+[--misses N]``.
+
+For every corpus file and each target among ``--targets`` it can be assembled for (an
+``sm_90a`` file counts as sm_90): ``ptxas -lineinfo`` then ``nvdisasm -gp`` through
+:mod:`ptxopt.oracle`, so every SASS instruction carries the PTX line it came from.  A
+PTX line that writes a register is then judged by what ptxas wrote at that line:
+
+* ``UR``: a SASS instruction there writes a UR/UP (a computed ``U*`` op, ``S2UR``,
+  ``R2UR``, ``VOTEU`` ...);
+* ``ldc``: only ``ULDC``/``LDCU`` (constant-bank reads: their own class, not scored);
+* ``R``: only per-thread registers;
+* nothing: the line was folded into another (not scored).
+
+The model predicts UR when any web the line writes is in UR/UP.  Printed: precision and
+recall per target and per kernel family (producer; debug targets are their own family),
+the baseline "uniform => UR" on the same lines, predicted vs ptxas UR counts per
+function (ptxas: distinct UR numbers in the SASS), the miss classes, and the model's
+time against the ptxas round trip on the largest file measured.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import pathlib
+import re
+import sys
+import time
+from collections import Counter, defaultdict
+
+ROOT = pathlib.Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+from ptxopt.oracle import assemble, find_nvdisasm, find_ptxas, targets_for  # noqa: E402
+from ptxopt.report.analyze_cli import analyze_text  # noqa: E402
+
+LARGE = 10_000
+_UREG = re.compile(r"^U[RP]\d+$")
+_RREG = re.compile(r"^(R\d+|P\d)$")
+
+
+def sass_verdict(text: str) -> str:
+    """'UR', 'ldc', 'R' or '' for one SASS instruction (what its destination is)."""
+    op = text.split(None, 1)[0]
+    args = text[len(op) :].strip()
+    dest = args.split(",")[0].strip() if args else ""
+    if op.startswith(("ULDC", "LDCU")):
+        return "ldc"
+    if _UREG.match(dest) or op.startswith(("R2UR", "S2UR")):
+        return "UR"
+    if _RREG.match(dest):
+        return "R"
+    return ""
+
+
+def family(path: str, text: str) -> str:
+    if re.search(r"^\s*\.target\b[^\n]*\bdebug\b", text, re.M):
+        return "debug"
+    return path.split("/")[0]
+
+
+def measure_file(path: str, text: str, arch: str, stats: dict) -> None:  # type: ignore[type-arg]
+    from ptxopt.ori.report import module_plans
+
+    r = assemble(text, arch, lineinfo=True)
+    if not r.ok:
+        stats["failed"].append((path, arch))
+        return
+    verdict: dict[int, set[str]] = defaultdict(set)
+    for sf in r.sass.values():
+        for i in sf.insts:
+            v = sass_verdict(i.text)
+            if v:
+                verdict[i.line].add(v)
+    t0 = time.perf_counter()
+    mod, md, _ = analyze_text(text, path)
+    t1 = time.perf_counter()
+    plans = module_plans(mod, md, arch)
+    model_s = time.perf_counter() - t1
+    stats["timing"].append((path, arch, text.count("\n"), model_s, t1 - t0, r.seconds))
+    fam = family(path, text)
+    tgt = "sm_90" if arch.startswith("sm_90") else arch
+    lines = text.splitlines()
+    for f, p in zip(mod.funcs, plans, strict=True):
+        div = md.funcs[f.name]
+        for b in f.blocks:
+            for ins in b.insts:
+                if not ins.defs or ins.ast.span is None:
+                    continue
+                line = ins.ast.span.line
+                got = verdict.get(line, set())
+                if "UR" in got:
+                    truth = True
+                elif "R" in got:
+                    truth = False
+                else:
+                    continue
+                files = {p.webs[d.var].file for d in ins.defs if d.var in p.webs}
+                pred = bool(files & {"UR", "UP"})
+                base = all(div.is_uniform(d) for d in ins.defs)
+                for key in ((tgt, fam), (tgt, "ALL")):
+                    stats["model"][key][(pred, truth)] += 1
+                    stats["base"][key][(base, truth)] += 1
+                if pred != truth:
+                    w = p.webs.get(ins.defs[0].var)
+                    why = (w.why if w else "") or "converted"
+                    why = re.sub(r"\(cost \d+\)", "", re.sub(r"sm_\d+a?", "sm_N", why)).strip()
+                    cls = "false UR" if pred else "missed UR"
+                    stats["miss"][(cls, ins.ast.opcode, why)] += 1
+                    if len(stats["examples"][(cls, ins.ast.opcode, why)]) < 2:
+                        stats["examples"][(cls, ins.ast.opcode, why)].append(
+                            f"{path}:{line} {lines[line - 1].strip()[:60]}"
+                        )
+        sf = r.sass.get(f.name)
+        if sf is not None and f.ast.kind == ".entry":
+            stats["counts"][(tgt, fam)].append((path, f.name, p.ur_count, len(sf.registers("UR"))))
+
+
+def pr(c: Counter) -> tuple[float, float, int, int, int]:  # type: ignore[type-arg]
+    tp, fp, fn = c[(True, True)], c[(True, False)], c[(False, True)]
+    return tp / max(1, tp + fp), tp / max(1, tp + fn), tp, fp, fn
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--only", default="")
+    ap.add_argument("--skip-large", action="store_true")
+    ap.add_argument("--targets", default="sm_80,sm_90")
+    ap.add_argument("--misses", type=int, default=30)
+    args = ap.parse_args()
+    if find_ptxas() is None or find_nvdisasm() is None:
+        raise SystemExit("this study needs ptxas 13.0.88 and nvdisasm")
+    manifest = json.loads((ROOT / "tests/corpus/manifest.json").read_text())
+    want = args.targets.split(",")
+    stats: dict = {  # type: ignore[type-arg]
+        "model": defaultdict(Counter), "base": defaultdict(Counter), "miss": Counter(),
+        "examples": defaultdict(list), "counts": defaultdict(list), "timing": [], "failed": [],
+    }  # fmt: skip
+    for f in manifest["files"]:
+        path = f["path"]
+        if args.only not in path or (args.skip_large and f["lines"] > LARGE):
+            continue
+        text = (ROOT / "tests/corpus" / path).read_text()
+        for arch in targets_for(f["target"]):
+            if not any(arch.startswith(t) for t in want):
+                continue
+            measure_file(path, text, arch, stats)
+            print(f"# {path} {arch}", file=sys.stderr)
+    print("## Precision and recall per target and family (model | baseline uniform => UR)\n")
+    print("| target | family | lines | model P | model R | tp | fp | fn | base P | base R |")
+    print("|---|---|---|---|---|---|---|---|---|---|")
+    for key in sorted(stats["model"], key=lambda k: (k[0], k[1] == "ALL", k[1])):
+        c = stats["model"][key]
+        p, r, tp, fp, fn = pr(c)
+        bp, br, *_ = pr(stats["base"][key])
+        n = sum(c.values())
+        print(
+            f"| {key[0]} | {key[1]} | {n} | {p:.2f} | {r:.2f} | {tp} | {fp} | {fn} "
+            f"| {bp:.2f} | {br:.2f} |"
+        )
+    print("\n## UR registers per kernel: predicted vs ptxas\n")
+    print("| target | family | kernels | within ±2 | mean abs error |\n|---|---|---|---|---|")
+    for key in sorted(stats["counts"]):
+        rows = stats["counts"][key]
+        ok = sum(abs(a - b) <= 2 for *_, a, b in rows)
+        mae = sum(abs(a - b) for *_, a, b in rows) / max(1, len(rows))
+        print(f"| {key[0]} | {key[1]} | {len(rows)} | {ok} | {mae:.1f} |")
+    print("\n## Miss classes\n")
+    print("| kind | PTX opcode | model's reason | lines | example |\n|---|---|---|---|---|")
+    for (cls, op, why), n in stats["miss"].most_common(args.misses):
+        ex = stats["examples"][(cls, op, why)][0]
+        print(f"| {cls} | `{op}` | {why} | {n} | `{ex}` |")
+    print("\n## Model time vs ptxas round trip\n")
+    print(
+        "| file | target | lines | model s | parse+lift+divergence s | ptxas s "
+        "| model / ptxas |\n|---|---|---|---|---|---|---|"
+    )
+    for path, arch, n, ms, ans, ps in sorted(stats["timing"], key=lambda t: -t[2])[:5]:
+        print(
+            f"| {path} | {arch} | {n} | {ms:.2f} | {ans:.2f} | {ps:.2f} "
+            f"| {ms / max(ps, 1e-9):.2f} |"
+        )
+    if stats["failed"]:
+        print("\nptxas rejected:", stats["failed"])
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,144 @@
+"""The resident drop-in server (:mod:`ptxopt.server`): start on first use, reuse,
+idle exit, a crash mid-request, concurrent clients, and the drop-in through it."""
+
+from __future__ import annotations
+
+import os
+import signal
+import socket
+import subprocess
+import time
+from collections.abc import Iterator
+from concurrent.futures import ThreadPoolExecutor
+from importlib.resources import files
+from pathlib import Path
+
+import pytest
+
+from ptxopt import server
+from ptxopt.dropin import optimize_text
+from tests.test_dropin import PTXAS, env_for, log_lines, write_dropin
+
+PTX = (files("ptxopt") / "examples" / "reduce.ptx").read_text()
+
+
+def wait_for(cond: object, timeout: float = 20.0) -> bool:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if cond():  # type: ignore[operator]
+            return True
+        time.sleep(0.05)
+    return False
+
+
+def alive(pid: int) -> bool:
+    try:
+        done, _ = os.waitpid(pid, os.WNOHANG)  # ours only if started by this process
+    except ChildProcessError:
+        done = 0
+    if done:
+        return False
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    with open(f"/proc/{pid}/stat") as f:
+        return f.read().split(") ")[1][0] != "Z"
+
+
+@pytest.fixture
+def srv(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
+    """A private server directory; servers started there are stopped afterwards."""
+    d = tmp_path / "srv"
+    monkeypatch.setenv("PTXOPT_SERVER_DIR", str(d))
+    monkeypatch.setenv("PTXOPT_SERVER_IDLE", "60")
+    monkeypatch.delenv("PTXOPT_SERVER", raising=False)
+    yield d
+    pid = server.ping()
+    if pid is not None:
+        os.kill(pid, signal.SIGTERM)
+
+
+def test_start_and_reuse(srv: Path) -> None:
+    assert server.ping() is None and not srv.exists()
+    want = optimize_text(PTX, "r.ptx", "sm_80", None, [])
+    assert server.request(PTX, "r.ptx", "sm_80", None, []) == want
+    pid = server.ping()
+    assert pid is not None and alive(pid)
+    assert Path(server.socket_path()).is_socket()
+    assert oct(srv.stat().st_mode & 0o777) == "0o700"
+    # the next requests go to the same server
+    assert server.request(PTX, "r.ptx", "sm_80", "none", []) == optimize_text(
+        PTX, "r.ptx", "sm_80", "none", []
+    )
+    assert server.ping() == pid
+
+
+def test_input_errors_come_back(srv: Path) -> None:
+    with pytest.raises(server.RemoteError, match="unknown modifier"):
+        server.request(PTX.replace("mov.u32", "mov.u99", 1), "bad.ptx", None, None, [])
+    with pytest.raises(server.RemoteError, match="unknown pass"):
+        server.request(PTX, "r.ptx", None, "no-such-pass", [])
+    assert server.ping() is not None
+
+
+def test_idle_exit(srv: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("PTXOPT_SERVER_IDLE", "0.5")
+    assert server.request(PTX, "r.ptx", None, "none", []) is not None
+    pid = server.ping()
+    assert pid is not None
+    assert wait_for(lambda: not alive(pid)), "the server did not exit when idle"
+    assert not Path(server.socket_path()).exists()
+    # and the next request starts a new one
+    assert server.request(PTX, "r.ptx", None, "none", []) is not None
+    assert server.ping() not in (None, pid)
+
+
+def test_crash_mid_request(srv: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("PTXOPT_SERVER_TESTING", "1")
+    assert server.request(PTX, "<crash>", None, "none", []) is None  # caller works in process
+    pid = server.ping()
+    assert pid is not None and alive(pid)  # the request's child died, not the server
+    assert server.request(PTX, "r.ptx", None, "none", []) is not None
+
+
+def test_stale_socket_and_dead_server(srv: Path) -> None:
+    srv.mkdir(mode=0o700)
+    path = server.socket_path()
+    s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    s.bind(path)
+    s.close()  # a socket file nobody listens on
+    assert server.request(PTX, "r.ptx", None, "none", []) is not None
+    pid = server.ping()
+    assert pid is not None
+    os.kill(pid, signal.SIGKILL)
+    assert wait_for(lambda: server.ping() is None)
+    assert server.request(PTX, "r.ptx", None, "none", []) is not None
+
+
+def test_server_that_cannot_start(srv: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(server, "start_server", lambda path: None)
+    monkeypatch.setattr(server, "CONNECT_TIMEOUT", 0.2)
+    assert server.request(PTX, "r.ptx", None, "none", []) is None
+
+
+@pytest.mark.skipif(PTXAS is None, reason="no ptxas on PATH")
+def test_concurrent_dropin_clients(tmp_path: Path, srv: Path) -> None:
+    """make -j: many drop-in runs at once, one server, every cubin built."""
+    dropin = write_dropin(tmp_path / "bin")
+    src = tmp_path / "k.ptx"
+    src.write_text(PTX)
+    env = env_for(tmp_path, PTXOPT_SERVER="1", PTXOPT_SERVER_DIR=str(srv))
+
+    def build(i: int) -> int:
+        out = tmp_path / f"k{i}.cubin"
+        cmd = [str(dropin), "-arch=sm_90", str(src), "-o", str(out)]
+        return subprocess.run(cmd, env=env, timeout=300).returncode
+
+    with ThreadPoolExecutor(6) as pool:
+        codes = list(pool.map(build, range(6)))
+    assert codes == [0] * 6
+    assert all((tmp_path / f"k{i}.cubin").stat().st_size > 0 for i in range(6))
+    assert log_lines(tmp_path) == [f"optimized {src}"] * 6
+    socks = [p for p in srv.iterdir() if p.suffix == ".sock"]
+    assert len(socks) == 1 and server.ping() is not None

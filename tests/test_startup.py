@@ -1,0 +1,104 @@
+"""Start-up cost (#19): the commands that optimize import neither numpy nor the
+interpreter, and the parser's fast paths agree with the exact ones."""
+
+from __future__ import annotations
+
+import os
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from ptxopt.ptx.parser import _U64, _accumulate
+
+ROOT = Path(__file__).resolve().parent.parent
+HEAVY = ("numpy", "ptxopt.sim")
+
+
+def imported_modules(*args: str) -> set[str]:
+    """Modules a fresh ``python -X importtime ARGS`` imports."""
+    env = dict(os.environ)
+    if not os.environ.get("PTXOPT_TEST_INSTALLED"):
+        env["PYTHONPATH"] = str(ROOT)
+    done = subprocess.run(
+        [sys.executable, "-X", "importtime", *args],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=120,
+    )
+    assert done.returncode == 0, done.stderr[-2000:]
+    names = re.findall(r"^import time:\s+\d+ \|\s+\d+ \|\s*(\S+)", done.stderr, re.M)
+    assert names, "no -X importtime output"
+    return set(names)
+
+
+def heavy(mods: set[str]) -> list[str]:
+    return sorted(m for m in mods if any(m == h or m.startswith(h + ".") for h in HEAVY))
+
+
+def test_opt_imports_no_numpy_nor_interpreter(tmp_path: Path) -> None:
+    out = tmp_path / "o.ptx"
+    mods = imported_modules(
+        "-m", "ptxopt.cli", "opt", "-p", "none", "example:reduce", "-o", str(out)
+    )
+    assert out.stat().st_size > 0
+    assert "ptxopt.driver" in mods  # the measurement saw the real work
+    assert heavy(mods) == []
+    mods = imported_modules("-m", "ptxopt.cli", "opt", "-O", "example:reduce", "-o", str(out))
+    assert heavy(mods) == []
+
+
+def test_version_is_light() -> None:
+    mods = imported_modules("-m", "ptxopt.cli", "--version")
+    assert heavy(mods) == [] and "ptxopt.driver" not in mods
+
+
+def test_api_and_dropin_import_light() -> None:
+    code = "import ptxopt, ptxopt.dropin; ptxopt.optimize; print(ptxopt.__version__)"
+    mods = imported_modules("-c", code)
+    assert heavy(mods) == [] and "ptxopt.driver" not in mods
+
+
+def test_planted_heavy_import_is_caught() -> None:
+    # the check itself sees an import of the interpreter when one happens
+    mods = imported_modules("-c", "import ptxopt.sim")
+    assert "ptxopt.sim" in heavy(mods)
+
+
+def slow_accumulate(digits: str, base: int) -> int:
+    value = 0
+    for k, ch in enumerate(digits):
+        if k and value >> 63:
+            raise ValueError("overflow")
+        value = (value * base + int(ch, base)) & _U64
+    return value
+
+
+def outcome(f: object, digits: str, base: int) -> object:
+    try:
+        return f(digits, base)  # type: ignore[operator]
+    except ValueError:
+        return "error"
+
+
+ALPHABET = {10: "0123456789", 16: "0123456789abcdefABCDEF", 8: "01234567", 2: "01"}
+
+
+@pytest.mark.parametrize("base", sorted(ALPHABET))
+@given(data=st.data())
+def test_integer_fast_path_matches_exact(base: int, data: st.DataObject) -> None:
+    digits = data.draw(st.text(alphabet=ALPHABET[base] + "_ 9g+", min_size=0, max_size=70))
+    assert outcome(_accumulate, digits, base) == outcome(slow_accumulate, digits, base)
+
+
+@pytest.mark.parametrize("base", sorted(ALPHABET))
+def test_integer_fast_path_boundaries(base: int) -> None:
+    top = ALPHABET[base][base - 1] if base != 16 else "f"
+    for n in range(1, 70):
+        for digits in (top * n, "1" + "0" * (n - 1)):
+            assert outcome(_accumulate, digits, base) == outcome(slow_accumulate, digits, base)

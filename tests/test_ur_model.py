@@ -1,0 +1,283 @@
+"""The uniform register model (spec 02, phases 74 and 86): Ori view, capability table,
+ConvertToUniformReg's decisions, the report passes and ``analyze --regfiles``."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from ptxopt.analysis.divergence import analyze_module
+from ptxopt.ir.lift import lift_module
+from ptxopt.ori.capability import CAPABILITIES, EVIDENCE, family, uniform_form
+from ptxopt.ori.conv_alloc import E7020, E7021, plan_conv_alloc
+from ptxopt.ori.ur_alloc import FNV_BASIS, FnvSet, fnv1a, plan_function
+from ptxopt.ori.view import sass_class
+from ptxopt.ptx.parser import parse
+
+ROOT = Path(__file__).resolve().parents[1]
+PROBE = (ROOT / "tests/ori/capability_probe.ptx").read_text()
+
+HEAD = ".version 8.0\n.target sm_90\n.address_size 64\n"
+
+
+def plans(text: str, sm: int, name: str = "k", **kw: object) -> dict[str, str]:
+    mod = lift_module(parse(text, "t.ptx"))
+    md = analyze_module(mod)
+    f = mod.func(name)
+    p = plan_function(f, md.funcs[name], sm, **kw)  # type: ignore[arg-type]
+    return {k: w.file for k, w in p.webs.items()}
+
+
+def test_capability_table_rows_have_evidence() -> None:
+    for cap in CAPABILITIES.values():
+        assert cap.evidence and all(e in EVIDENCE for e in cap.evidence), cap.cls
+
+
+@pytest.mark.parametrize(
+    ("cls", "sm", "form"),
+    [
+        ("IADD3", 75, "UIADD3"),
+        ("IADD3", 90, "UIADD3"),
+        ("SHF", 80, "USHF"),
+        ("FADD", 90, None),
+        ("FADD", 100, "UFADD"),
+        ("FFMA", 89, None),
+        ("IMNMX", 90, "UISETP+USEL"),
+        ("IADD3", 70, None),
+    ],
+)
+def test_uniform_form_per_sm_family(cls: str, sm: int, form: str | None) -> None:
+    assert uniform_form(cls, sm) == form
+
+
+def test_families() -> None:
+    assert [family(s) for s in (70, 75, 86, 89, 90, 100, 120)] == [None, 75, 75, 75, 90, 100, 100]
+
+
+def test_sass_classes_of_probe() -> None:
+    mod = lift_module(parse(PROBE, "p.ptx"))
+    got = {i.ast.name: sass_class(i) for i in mod.funcs[0].instructions()}
+    assert got["ld.param.u64"] == "LDC"
+    assert got["shl.b32"] == "SHF"
+    assert got["selp.b32"] == "SEL"
+    assert got["setp.lt.s32"] == "ISETP"
+    assert got["mul.wide.s32"] == "IMAD"
+    assert got["cvt.s32.s8"] == "SGXT"
+    assert got["cvt.rn.f32.s32"] == "I2F"
+    assert got["add.f32"] == "FADD"
+    assert got["st.global.u32"] == "STG"
+    assert got["max.u32"] == "IMNMX"
+
+
+def test_probe_matches_ptxas_families() -> None:
+    """The probe kernel's decisions agree with what ptxas 13.0.88 wrote (recorded):
+    the integer chain from %ctaid is uniform on every family, the float step and
+    everything after it per-thread (no uniform I2F), the %tid add per-thread."""
+    for sm in (75, 80, 90):
+        f = plans(PROBE, sm)
+        for r in ("%r2", "%r4", "%r5", "%r7", "%r9", "%r10", "%r11", "%r14", "%r15", "%r16"):
+            assert f[r] == "UR", (sm, r)
+        assert f["%p1"] == "UP"
+        for r in ("%f1", "%f2", "%r17", "%r18", "%r30", "%r31"):
+            assert f[r] == "R", (sm, r)
+    f70 = plans(PROBE.replace("sm_75", "sm_70"), 70)
+    assert set(f70.values()) <= {"R", "P"}
+
+
+def test_fnv1a_and_visited_set() -> None:
+    assert fnv1a(0) != FNV_BASIS
+    # reference value of FNV-1a over four zero bytes
+    h = FNV_BASIS
+    for _ in range(4):
+        h = (h * 0x01000193) & 0xFFFFFFFF
+    assert fnv1a(0) == h
+    s = FnvSet()
+    for k in range(100):
+        assert s.add(k * 7)
+    assert not s.add(14)
+    assert len(s) == 100 and 693 in s and 5 not in s
+
+
+CHAIN = (
+    HEAD
+    + """.visible .entry k(.param .u64 p)
+{
+.reg .b32 %r<8>; .reg .b64 %rd<4>;
+.shared .u32 flag;
+ld.shared.u32 %r1, [flag];
+add.s32 %r2, %r1, 1;
+add.s32 %r3, %r2, 2;
+add.s32 %r4, %r3, 3;
+add.s32 %r5, %r4, 4;
+mov.u32 %r6, %tid.x;
+add.s32 %r7, %r6, %r5;
+st.shared.u32 [%r6], %r7;
+ret;
+}
+"""
+)
+
+
+def test_bridge_demotion_chain_and_attempts() -> None:
+    """%r1 is a shared load (uniform, but LDS has no uniform form): %r2 would need an
+    R2UR bridge and is demoted, and each attempt pushes the demotion one step down the
+    chain; the knob bounds the attempts, what is left over is reported as a bridge."""
+    full = plans(CHAIN, 90, max_attempts=10)
+    assert [full[r] for r in ("%r1", "%r2", "%r3", "%r4", "%r5")] == ["R"] * 5
+    one = plans(CHAIN, 90, max_attempts=1)
+    assert one["%r2"] == "R" and one["%r3"] == "UR"
+    two = plans(CHAIN, 90, max_attempts=2)
+    assert two["%r3"] == "R" and two["%r4"] == "UR"
+
+
+def _many(n: int) -> str:
+    body = "".join(f"mov.u32 %r{i}, %ctaid.x;\nadd.s32 %r{i}, %r{i}, {i};\n" for i in range(n))
+    uses = "".join(f"add.s32 %s, %s, %r{i};\n" for i in range(n))
+    return HEAD + (
+        ".visible .entry k(.param .u64 p)\n{\n"
+        f".reg .b32 %r<{n}>; .reg .b32 %s; .reg .b64 %rd1;\n"
+        "ld.param.u64 %rd1, [p];\nmov.u32 %s, %tid.x;\n"
+        + body
+        + uses
+        + "st.global.u32 [%rd1], %s;\nret;\n}\n"
+    )
+
+
+def test_ur_budget() -> None:
+    f = plans(_many(80), 90)
+    assert sum(v == "UR" for v in f.values()) <= 63
+    small = plans(_many(80), 90, ur_budget=10)
+    assert sum(v == "UR" for v in small.values()) <= 10
+
+
+CUT = (
+    HEAD
+    + """.visible .entry NAME(.param .u64 p)
+{
+.reg .b32 %r<4>; .reg .b64 %rd<4>;
+ld.param.u64 %rd1, [p];
+mov.u32 %r1, %ctaid.x;
+mul.wide.u32 %rd2, %r1, 4;
+add.s64 %rd3, %rd1, %rd2;
+mov.u32 %r2, %tid.x;
+st.global.u32 [%rd3], %r2;
+ret;
+}
+"""
+)
+
+
+def test_cutlass_override() -> None:
+    plain = plans(CUT.replace("NAME", "k"), 90)
+    cut = plans(CUT.replace("NAME", "cutlass_k"), 90, name="cutlass_k")
+    assert plain["%rd3"] == "R"
+    assert cut["%rd3"] == "UR"
+    off = plans(CUT.replace("NAME", "cutlass_k"), 90, name="cutlass_k", cutlass_override=False)
+    assert off["%rd3"] == "R"
+
+
+def test_conv_alloc_markers_and_diagnostics() -> None:
+    text = (
+        HEAD
+        + """.func f()
+{
+ret;
+}
+.visible .entry k()
+{
+.reg .b32 %r<4>; .reg .pred %p1;
+mov.u32 %r1, %ctaid.x;
+shl.b32 %r2, %r1, 2;
+mov.u32 %r3, %tid.x;
+setp.lt.u32 %p1, %r3, %r2;
+.pragma "allowConvAlloc";
+@%p1 call f;
+.pragma "allowConvAlloc";
+call.uni f;
+call.uni f;
+ret;
+}
+"""
+    )
+    mod = lift_module(parse(text, "t.ptx"))
+    md = analyze_module(mod)
+    f = mod.func("k")
+    p = plan_function(f, md.funcs["k"], 90)
+    conv = plan_conv_alloc(f, p)
+    assert [m.reg for m in conv.markers] == ["%r1"]  # %r2 has a per-thread reader
+    assert any(d.startswith(E7020) for d in conv.diagnostics)
+    assert any(d.startswith(E7021) for d in conv.diagnostics)
+
+
+def _cli(*args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "ptxopt.cli", *args],
+        capture_output=True, text=True, cwd=ROOT, check=False,
+    )  # fmt: skip
+
+
+def test_cli_regfiles_json(tmp_path: Path) -> None:
+    src = tmp_path / "k.ptx"
+    src.write_text(PROBE)
+    r = _cli("analyze", str(src), "--regfiles", "--json", "--arch", "sm_90")
+    assert r.returncode == 0, r.stderr
+    rep = json.loads(r.stdout)
+    rows = rep["functions"][0]["regfiles"]
+    lines = PROBE.splitlines()
+    row = next(x for x in rows if x["reg"] == "%r2")
+    assert row["file"] == "UR" and "%ctaid.x" in lines[row["line"] - 1]
+    assert next(x for x in rows if x["reg"] == "%r31")["file"] == "R"
+    assert rep["functions"][0]["ur_count"] > 0
+    r70 = _cli("analyze", str(src), "--regfiles", "--json", "--arch", "sm_75")
+    assert json.loads(r70.stdout)["arch"] == "sm_75"
+
+
+def test_cli_emit_ori(tmp_path: Path) -> None:
+    src = tmp_path / "k.ptx"
+    src.write_text(PROBE)
+    r = _cli("analyze", str(src), "--emit", "ori")
+    assert r.returncode == 0, r.stderr
+    assert "S2UR    %r2:UR" in r.stdout and "UISETP" in r.stdout and "STG" in r.stdout
+
+
+def test_report_passes_leave_ptx_unchanged() -> None:
+    from ptxopt.driver import optimize
+    from ptxopt.transforms.convert_to_uniform_reg import PLANS
+    from ptxopt.transforms.insert_pseudo_use_def_conv_ur import MARKERS
+
+    out = optimize(
+        PROBE, "p.ptx", ["convert-to-uniform-reg", "insert-pseudo-use-def-conv-ur"],
+        arch="sm_90", knobs={"ConvertToUniformRegMaxAttempts": 2},
+    )  # fmt: skip
+    base = optimize(PROBE, "p.ptx", [])
+    assert out.text == base.text
+    assert PLANS["k"].webs["%r2"].file == "UR" and PLANS["k"].attempts <= 2
+    assert "k" in MARKERS
+    assert out.report.stats["convert-to-uniform-reg"]["webs converted to UR/UP"] > 0
+
+
+def test_debug_target_runs_no_phase_74() -> None:
+    text = PROBE.replace(".target sm_75", ".target sm_75, debug")
+    mod = lift_module(parse(text, "p.ptx"))
+    md = analyze_module(mod)
+    from ptxopt.ori.report import module_plans
+
+    (p,) = module_plans(mod, md, "sm_90")
+    assert p.converted == 0 and set(w.file for w in p.webs.values()) <= {"R", "P"}
+
+
+def test_cutlass_override_knob_in_pipeline() -> None:
+    from ptxopt.driver import optimize
+    from ptxopt.transforms.convert_to_uniform_reg import PLANS
+
+    text = CUT.replace("NAME", "cutlass_k")
+    for on, want in ((True, "UR"), (False, "R")):
+        optimize(
+            text, "c.ptx", ["convert-to-uniform-reg"], arch="sm_90",
+            knobs={"ConvertToUniformRegCutlassOverride": on},
+        )  # fmt: skip
+        assert PLANS["cutlass_k"].webs["%rd3"].file == want
