@@ -94,6 +94,10 @@ def check_pipeline(
     from ptxopt.sim import differential
 
     layout = layout_of(ptx)
+    if "replace-uniforms-with-imm" in passes and not (knobs or {}).get("SpecializeParams"):
+        # specialize the scalar parameters to the values every launch below passes
+        knobs = {**(knobs or {}), "SpecializeParams": _specialization(layout, seed)}
+        trials = 1
     try:
         out = optimize(ptx, "<fuzz>", list(passes), verify_each=True, knobs=knobs).text
     except Exception as e:  # noqa: BLE001 - any exception of the pipeline is a finding
@@ -115,6 +119,17 @@ def check_pipeline(
                 return CheckResult("invalid-kernel", "ptxas rejects the kernel: " + verdict)
             return CheckResult("rejected", verdict, out, res.trials)
     return CheckResult("", res.message, out, res.trials)
+
+
+def _specialization(layout: Any, seed: int) -> str:
+    """``SpecializeParams`` for the scalar arguments of trial 0 (the same for every
+    launch shape): integers as they are, floats by their bit patterns."""
+    import numpy as np
+
+    a, b, c, d = make_args(layout, seed * 7919, 1, 1)[4:]
+    fc = int(np.float32(c).view(np.uint32))
+    fd = int(np.float64(d).view(np.uint64))
+    return f"fk_a={a};fk_b={b};fk_c=0f{fc:08X};fk_d=0d{fd:016X}"
 
 
 def _assemble(ptx: str, arch: str) -> str:

@@ -1,7 +1,8 @@
 """ptxopt: a warp-aware PTX middle-end.
 
 ``ptxopt.optimize(ptx, passes=..., knobs=..., arch=...)``, ``ptxopt.analyze(ptx)`` and
-``ptxopt.explain(ptx, reg)`` (:mod:`ptxopt.api`) are loaded on first use, so that
+``ptxopt.explain(ptx, reg)`` (:mod:`ptxopt.api`) and ``ptxopt.specialize(ptx, kernel,
+values)`` (:mod:`ptxopt.specialization`) are loaded on first use, so that
 ``import ptxopt`` stays cheap for the command-line tools.
 """
 
@@ -10,10 +11,11 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 __version__ = "0.1.0"
-__all__ = ["__version__", "analyze", "explain", "optimize"]
+__all__ = ["__version__", "analyze", "explain", "optimize", "specialize"]
 
 if TYPE_CHECKING:
     from ptxopt.api import analyze, explain, optimize
+    from ptxopt.specialization import specialize
 
 
 def __getattr__(name: str) -> Any:
@@ -21,4 +23,8 @@ def __getattr__(name: str) -> Any:
         from ptxopt import api
 
         return getattr(api, name)
+    if name == "specialize":
+        from ptxopt.specialization import specialize
+
+        return specialize
     raise AttributeError(f"module 'ptxopt' has no attribute '{name}'")

@@ -93,6 +93,25 @@ def select_steps(args: argparse.Namespace) -> list[Step]:
     return [s for s in steps if not off & {s.pass_name, s.label, str(s.phase)} - {"None"}]
 
 
+def with_specialization(
+    steps: list[Step], knobs: dict[str, object], params: list[str]
+) -> list[Step]:
+    """``--param``: hand the values to replace-uniforms-with-imm (run first when the
+    pipeline lacks it)."""
+    from ptxopt.phases import Step
+
+    for item in params:
+        name, eq, value = item.partition("=")
+        if not eq or not name.strip() or not value.strip():
+            raise ValueError(f"--param expects NAME=VALUE, got '{item}'")
+    old = str(knobs.get("SpecializeParams", ""))
+    knobs["SpecializeParams"] = ";".join([old, *params] if old else params)
+    name = "replace-uniforms-with-imm"
+    if any(s.pass_name == name for s in steps):
+        return steps
+    return [Step(name, name, 11), *steps]
+
+
 def cmd_opt(args: argparse.Namespace) -> int:
     from ptxopt.driver import optimize
     from ptxopt.knobs import KnobError, parse_assignments
@@ -100,6 +119,8 @@ def cmd_opt(args: argparse.Namespace) -> int:
     try:
         passes = select_steps(args)
         knobs = parse_assignments(args.knob)
+        if args.param:
+            passes = with_specialization(passes, knobs, args.param)
     except (ValueError, KnobError) as e:
         print(f"ptxopt: error: {e}", file=sys.stderr)
         return 2
@@ -210,6 +231,14 @@ def build_parser(extra_commands: Sequence[str] = ()) -> argparse.ArgumentParser:
         action="append",
         default=[],
         help="set a knob by its spec name (see 'ptxopt passes'); repeatable",
+    )
+    p.add_argument(
+        "--param",
+        metavar="NAME=VALUE",
+        action="append",
+        default=[],
+        help="specialize the kernel parameter NAME (its PTX name, or KERNEL:NAME) to VALUE; "
+        "repeatable (runs replace-uniforms-with-imm)",
     )
     p.add_argument("--stats", action="store_true", help="print what each pass did to stderr")
     p.add_argument("--arch", metavar="sm_XX", help="target for arch-dependent decisions")

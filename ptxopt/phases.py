@@ -65,6 +65,7 @@ PHASES: tuple[Phase, ...] = (
     Phase(49, "GvnCse", "gvn-cse"),
     Phase(50, "OriReassociateAndCommon", "reassociate"),
     Phase(53, "OriPropagateVaryingFirst", "propagate-varying-first"),
+    Phase(56, "SpeculativeHoistComInsts", "speculative-hoist", default=False),
     Phase(58, "GeneralOptimizeLate", "general-optimize"),
     Phase(63, "OriDoPredication", "predication"),
     Phase(64, "LateOriCommoning", "late-commoning"),

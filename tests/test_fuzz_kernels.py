@@ -68,6 +68,9 @@ EVIDENCE = {
     "call": "call",
     "guards": "@%p",
     "divergent-loop": "setp.lt.u",
+    "uniform-atomic": "atom.global",
+    "local-frame": "cvta.local",
+    "param-load": "ld.param.f",
 }
 
 

@@ -75,6 +75,7 @@ def _expect_nothing(text: str, path: str, base: str, res: OptResult) -> None:
 EXPECT: dict[str, Callable[[str, str, str, OptResult], None]] = {
     "mark-uniform-branches": _expect_marks,
     "propagate-varying-first": _expect_nothing,
+    "analyze-uniforms-for-speculation": _expect_nothing,
     "propagate-varying-second": _expect_nothing,
 }
 

@@ -145,6 +145,7 @@ class KernelFacts:
     puin: str = ""  # words every thread reads (uniform)
     pout: str = ""  # this thread's output words
     pacc: str = ""  # words shared by all threads (contended atomics)
+    pcta0: str = ""  # the output words of the CTA's first thread (warp-uniform address)
     sh: str = ""  # shared exchange array (32-bit address)
     shc: str = ""  # shared counters (32-bit address)
     partial: str = ""  # predicate: the CTA has a partial warp

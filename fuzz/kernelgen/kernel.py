@@ -126,6 +126,10 @@ def _prologue(g: Gen) -> int:
     first = (words + 1) // 2 * 2
     g.scratch = (first, SCRATCH_WORDS)
     f.pout = _thread_ptr(g, ptr["out"], first + SCRATCH_WORDS)
+    if "uniform-atomic" in g.features:
+        t0 = _fact(g, f"mul.lo.u32 {{t}}, {c}, {f.nthr};", False)
+        f.pcta0 = _fact(g, f"mul.wide.u32 {{t}}, {t0}, {4 * (first + SCRATCH_WORDS)};", False, "rd")
+        g.emit(f"add.s64 {f.pcta0}, {ptr['out']}, {f.pcta0};")
     return first
 
 

@@ -176,3 +176,99 @@ def _private(g: Gen, ctx: Ctx) -> None:
     c = f", {g.operand(cls)}" if op == "cas" else ""
     write(g, ctx, cls, f"atom.global.{op}.{ty} {{d}}, [{f.pout}+{off}], {b}{c};", (),
           varying=True)  # fmt: skip
+
+
+UNIFORM_OPS = {
+    "add": ("u32", "s32", "u64"), "and": ("b32", "b64"), "or": ("b32", "b64"),
+    "xor": ("b32", "b64"), "min": ("u32", "s32", "u64", "s64"),
+    "max": ("u32", "s32", "u64", "s64"), "inc": ("u32",),
+}  # fmt: skip
+
+
+@feature("uniform-atomic", 2, kernel_only=True)
+def uniform_atomic(g: Gen, ctx: Ctx) -> None:
+    """Atomics at a warp-uniform address whose old values are used: a scratch word of
+    the CTA's first thread, touched only by the CTA's first warp (so only lane order
+    decides the results), reached by all of that warp or by a data-dependent subset."""
+    f = g.facts
+    end = g.label()
+    out = temp(g, "p", f"setp.ge.u32 {{t}}, {f.ltid}, 32;", (f.ltid,))
+    g.emit(f"@{out} bra {end};")
+    if g.chance(0.5):
+        g.emit(f"@{g.src('p')} bra {end};")
+    op = g.choice(UNIFORM_OPS)
+    ty = g.choice(UNIFORM_OPS[op])
+    cls = "rd" if ty.endswith("64") else "r"
+    size = 8 if cls == "rd" else 4
+    first, words = g.scratch
+    off = _offset(g, words, size, first)
+    if op == "inc":
+        v = "-1" if g.chance(0.7) else str(g.rng.randrange(1, 40))
+    elif g.chance(0.3):
+        v = str(g.rng.randrange(-3, 9))
+    else:
+        v = g.operand(cls)
+    addr = f"[{f.pcta0}+{off}]"
+    if op != "inc" and g.chance(0.3):
+        g.emit(f"red.global.{op}.{ty} {addr}, {v};")
+    else:
+        write(g, ctx, cls, f"atom.global.{op}.{ty} {{d}}, {addr}, {v};", (), varying=True,
+              guarded=g.chance(0.2))  # fmt: skip
+    g.place(end)
+
+
+LOCAL_TYPES = {"u32": ("r", 4), "s32": ("r", 4), "f32": ("f", 4), "u64": ("rd", 8),
+               "u16": ("h", 2), "s16": ("h", 2), "u8": ("r", 1), "s8": ("h", 1)}  # fmt: skip
+
+
+@feature("local-frame", 1.5, kernel_only=True)
+def local_frame(g: Gen, ctx: Ctx) -> None:
+    """A per-thread ``.local`` array used like nvcc -O0 frames: stores and loads at
+    constant offsets through the local symbol or a ``cvta.local`` generic pointer,
+    sometimes a dynamically indexed word, sometimes the pointer escaping into the
+    frame's last (never read) word."""
+    name = f"fk_loc{g.label()[2:]}"
+    g.emit(f".local .align 8 .b8 {name}[32];")
+    base = temp(g, "rd", f"mov.u64 {{t}}, {name};", ())
+    gen = temp(g, "rd", f"cvta.local.u64 {{t}}, {base};", (base,))
+    g.set_flag(gen, True)
+    # one slot size per frame (promotable), or any mix (kept in memory)
+    size = g.choice((4, 4, 8, 0))
+    types = [t for t, (_, sz) in LOCAL_TYPES.items() if size in (0, sz)]
+    step = size or 4
+    init = "u64" if step == 8 else "u32"
+    zero = g.operand("rd" if step == 8 else "r", 0.0)
+    for k in range(0, 24, step):  # defined contents (the last word is the escape slot)
+        g.emit(f"st.local.{init} [{base}+{k}], {zero};")
+    if g.chance(0.2):
+        g.emit(f"st.u64 [{gen}+24], {gen};")
+    for _ in range(g.rng.randint(2, 6)):
+        via = g.choice((f"{base}", f"{gen}"))
+        sp = ".local" if via == base else ""
+        if step == 4 and g.chance(0.25):  # dynamic index into the 32-bit words 0..5
+            s = g.src("r")
+            ix = temp(g, "r", f"rem.u32 {{t}}, {s}, 6;", (s,))
+            a = temp(g, "rd", f"mul.wide.u32 {{t}}, {ix}, 4;", (ix,))
+            g.emit(f"add.s64 {a}, {a}, {via};")
+            if g.chance(0.5):
+                g.emit(f"st{sp}.u32 [{a}], {g.operand('r')};")
+            else:
+                write(g, ctx, "r", f"ld{sp}.u32 {{d}}, [{a}];", (), varying=True)
+            continue
+        ty = g.choice(types)
+        cls, sz = LOCAL_TYPES[ty]
+        off = g.rng.randrange(24 // sz) * sz
+        if g.chance(0.5):
+            g.emit(f"st{sp}.{ty} [{via}+{off}], {g.operand(cls)};")
+        else:
+            write(g, ctx, cls, f"ld{sp}.{ty} {{d}}, [{via}+{off}];", (), varying=True)
+
+
+@feature("param-load", 1, kernel_only=True)
+def param_load(g: Gen, ctx: Ctx) -> None:
+    """Re-read a scalar kernel parameter wherever a statement may go (in loops and
+    branches): material for specialization and speculative hoisting."""
+    cls, ty, name = g.choice(
+        (("r", "u32", "fk_a"), ("rd", "u64", "fk_b"), ("f", "f32", "fk_c"), ("fd", "f64", "fk_d"))
+    )
+    write(g, ctx, cls, f"ld.param.{ty} {{d}}, [{name}];", ())
