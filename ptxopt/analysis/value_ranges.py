@@ -440,8 +440,8 @@ def iv_bounds(iv: IVInfo, rng: ValueRanges) -> tuple[int, int, int, int] | None:
     blo, bhi = rng.of(iv.bound, w).view(signed)
     st = rng.of(iv.step, w)
     slo, shi = st.ulo, st.uhi
-    if slo == 0 or shi > hi_lim:
-        return None  # a zero or unbounded step is not a counter
+    if shi > hi_lim:
+        return None  # the step may be negative in this view
     cond = iv.cond
     if not iv.down:
         if cond == "lt":
