@@ -284,3 +284,14 @@ def test_dump_names_each_decision(capsys: pytest.CaptureFixture[str]) -> None:
     assert "remat-iv: k loop LOOP phiNode" in err and "kept" in err
     optimize(MASKED, passes=["iv-demotion"], knobs={"dump-remat-iv": 1})
     assert "demoted [range]" in capsys.readouterr().err
+
+
+def test_versioning_guards_a_demoted_copy() -> None:
+    for knobs in ({"remat-iv": 5}, {"remat-iv": 4, "remat-iv-version": True}):
+        out, marks = _opt(GRID, **knobs)
+        assert marks, knobs
+        assert "bra.uni \t$L__ivdemo_v0_0" in out or "bra.uni \t$L__ptxopt_edge" in out
+        assert "setp.le.u64" in out and "mul.wide.u32" in out  # the offset recurrence
+        assert "setp.lt.u64" in out  # the original loop stays as the fallback
+    out, marks = _opt(GRID, **{"remat-iv": 4})
+    assert not marks

@@ -500,6 +500,14 @@ class ValueRanges:
         self._run(forest, dt)
         return self
 
+    def assuming(self, facts: dict[int, Range]) -> ValueRanges:
+        """A copy that also believes ``facts`` (value id -> range): for code that a
+        runtime test guards, e.g. a versioned loop."""
+        other = ValueRanges(self.func)
+        other.ranges = {**self.ranges, **facts}
+        other.ivs = self.ivs
+        return other
+
     def of(self, v: Value | Imm | None, w: int) -> Range:
         """The range of ``v`` seen as ``w`` bits (an immediate is a constant)."""
         if isinstance(v, Imm):

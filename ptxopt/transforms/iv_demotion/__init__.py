@@ -735,6 +735,7 @@ def demote_function(
     exit_rewrite: bool = True,
     max_clones: int = 4,
     only_headers: set[int] | None = None,
+    facts: dict[int, dict[int, Range]] | None = None,
     log: Callable[[LoopDecision], None] | None = None,
 ) -> list[LoopDecision]:
     """Demote what can be demoted in ``func``; one decision per candidate IV."""
@@ -771,7 +772,10 @@ def demote_function(
                 d.reason = "the loop has no single preheader"
                 decisions.append(d)
                 continue
-            plan, why = _plan(ctx, vr, forest, dt, li, iv, pre)
+            lvr = vr.assuming(facts[lp.header]) if facts and lp.header in facts else vr
+            if lvr is not vr:
+                d.versioned = True
+            plan, why = _plan(ctx, lvr, forest, dt, li, iv, pre)
             d.reason = why
             if plan is not None:
                 rw = _Rewriter(ctx, plan, pre)
@@ -841,6 +845,7 @@ class IVDemotion(FunctionPass):
             return False
         dump = int(self.knob("dump-remat-iv"))  # type: ignore[call-overload]
         changed = False
+        made: dict[int, dict[int, Range]] = {}
         if level >= 5 or self.knob("remat-iv-version"):
             from ptxopt.transforms.iv_demotion.versioning import version_loops
 
@@ -854,6 +859,7 @@ class IVDemotion(FunctionPass):
             level,
             exit_rewrite=bool(self.knob("remat-iv-exit-rewrite")),
             max_clones=int(self.knob("remat-iv-max-clones")),  # type: ignore[call-overload]
+            facts=made,
         )
         self.decisions = decisions
         for d in decisions:
@@ -865,7 +871,3 @@ class IVDemotion(FunctionPass):
         if dump >= 2 and changed:
             print(dump_function(func), file=sys.stderr)
         return changed
-
-
-# keep the Range import used for type checkers of callers
-_ = Range
