@@ -536,7 +536,12 @@ class _Rewriter:
         inc = make_inst(func, op, (".s32",), [self.new("%newInc")], [phi.result, step_src])
         ib = iv.inc.block
         assert ib is not None
-        insert_before(ib, ib.insts.index(iv.inc) + 1, inc)
+        if plan.mode == "exit-rewrite":
+            # after the n - i test, so the old and new counter never overlap and
+            # out of SSA keeps them in one register (no split back edge)
+            insert_at_end(ib, inc)
+        else:
+            insert_before(ib, ib.insts.index(iv.inc) + 1, inc)
         new_inc = inc.defs[0]
         phi.incoming = [new_init if p is self.pre else new_inc for p in hdr.preds]
         narrow = {iv.phi.result.id: phi.result, iv.next.id: new_inc}
