@@ -111,6 +111,7 @@ class _Ctx:
     max_clones: int
     users: dict[int, list[Inst | Phi]] = field(default_factory=dict)
     consumed: set[int] = field(default_factory=set)
+    dt: DomTree | None = None
     narrowed: dict[tuple[int, int], Value] = field(default_factory=dict)
 
 
@@ -198,6 +199,7 @@ class _Plan:
     sext: bool  # extension back to 64 bits
     uses: list[tuple[Value, Inst | Phi, str]]
     pointers: list[tuple[IVInfo, Value | Imm | None, int]]  # (recurrence, base, scale)
+    init_fits: bool = False  # the initial value is the extension of its truncation
 
 
 def _guard_implies_lt(
@@ -420,6 +422,7 @@ def _plan(
         pointers = _pointer_recurrences(func, vr, forest, loop, iv, ctx)
         pointers = [p for p in pointers if len(ctx.users.get(p[0].phi.result.id, [])) <= 3]
     plan = _Plan(iv, mode, signed, sext, uses, pointers)
+    plan.init_fits = ir.fits_s(32) if sext else ir.fits_u(32)
     ok, why3 = profitable(plan, ctx)
     if not ok:
         return None, "not profitable: " + why3
@@ -510,17 +513,17 @@ class _Rewriter:
         func, plan = self.func, self.plan
         iv = plan.iv
         hdr = iv.phi.block
-        # newInit
-        if isinstance(iv.init, Imm):
-            i0 = make_inst(
-                func, "mov", (".b32",), [self.new("%newInit")], [_imm32(int(iv.init.value), False)]
-            )
-        else:
-            i0 = make_inst(func, "cvt", (".u32", ".u64"), [self.new("%newInit")], [iv.init])
-        insert_at_end(self.pre, i0)
-        new_init = i0.defs[0]
-        # newBaseIV
+        # newInit, newBaseIV and newInc are values of one new register, as the
+        # wide cycle's were: out of SSA then needs no copies around the loop
         pvar = self.new("%newBaseIV")
+        if isinstance(iv.init, Imm):
+            i0 = make_inst(func, "mov", (".b32",), [pvar], [_imm32(int(iv.init.value), False)])
+        else:
+            i0 = make_inst(func, "cvt", (".u32", ".u64"), [pvar], [iv.init])
+        self._after_def(iv.init, i0)
+        new_init = i0.defs[0]
+        self.new_init = new_init
+        # newBaseIV
         phi = Phi(None, [], hdr)  # type: ignore[arg-type]
         phi.result = func.new_value(pvar, ".b32", "phi", phi, hdr)
         hdr.phis.append(phi)
@@ -533,7 +536,8 @@ class _Rewriter:
             _imm32(int(raw.value), True) if isinstance(raw, Imm) else self.narrow_invariant(raw)
         )
         op = iv.inc.info.name if iv.inc.info is not None else "add"
-        inc = make_inst(func, op, (".s32",), [self.new("%newInc")], [phi.result, step_src])
+        inc = make_inst(func, op, (".s32",), [pvar], [phi.result, step_src])
+        self.pvar = pvar
         ib = iv.inc.block
         assert ib is not None
         if plan.mode == "exit-rewrite":
@@ -594,10 +598,13 @@ class _Rewriter:
             self._replace(cmp.defs[0], newc.defs[0])
             self.dead.append(cmp)
         # the other uses
+        self.narrow = narrow
         for v, u, _cat in plan.uses:
-            if u is cmp:
+            if u is cmp or u in self.dead:
                 continue
             x32 = narrow[v.id]
+            if isinstance(u, Phi) and self._narrow_exit_phi(u):
+                continue
             self._subst(v, u, x32)
         # pointer recurrences: base + c * iv, rebuilt per use
         for rec, base, c in plan.pointers:
@@ -607,6 +614,47 @@ class _Rewriter:
                 self._pointer_use(rec.phi.result, u, phi.result, base, c)
             self.dead.extend([rec.phi, rec.inc])
         self.dead.extend([iv.phi, iv.inc])
+
+    def _after_def(self, v: Value | Imm, ins: Inst) -> None:
+        """Place ``ins`` (which reads ``v``) right after ``v`` is defined, so it is
+        available wherever ``v`` is."""
+        if isinstance(v, Value) and v.kind == "inst" and isinstance(v.inst, Inst):
+            b = v.inst.block
+            if b is not None:
+                insert_before(b, b.insts.index(v.inst) + 1, ins)
+                return
+        if isinstance(v, Value) and v.kind == "phi" and v.block is not None:
+            insert_before(v.block, 0, ins)
+            return
+        insert_before(self.func.blocks[0], 0, ins)
+
+    def _narrow_exit_phi(self, u: Phi) -> bool:
+        """A phi after the loop merging only the IV, its increment and its initial
+        value becomes a 32-bit phi plus one extension (no copy on the exit edge)."""
+        iv = self.plan.iv
+        dt = self.ctx.dt
+        if dt is None or not self.plan.init_fits:
+            return False
+        init_b = self.new_init.block
+        assert init_b is not None
+        incs: list[Value] = []
+        for k, w in enumerate(u.incoming):
+            if w is iv.phi.result or w is iv.next:
+                incs.append(self.narrow[w.id])
+            elif w is iv.init and dt.dominates(init_b.index, u.block.preds[k].index):
+                incs.append(self.new_init)
+            else:
+                return False
+        b = u.block
+        np_ = Phi(None, incs, b)  # type: ignore[arg-type]
+        np_.result = self.func.new_value(self.pvar, ".b32", "phi", np_, b)
+        b.phis.append(np_)
+        t = (".s64", ".s32") if self.plan.sext else (".u64", ".u32")
+        ext = make_inst(self.func, "cvt", t, [self.new("%substIV", ".b64")], [np_.result])
+        insert_before(b, 0, ext)
+        self._replace(u.result, ext.defs[0])
+        self.dead.append(u)
+        return True
 
     def _branch_continues_on_p(self) -> bool:
         iv = self.plan.iv
@@ -695,6 +743,10 @@ def _replace_in(u: Inst | Phi, old: Value, new: Value) -> None:
     u.uses = [new if w is old else w for w in u.uses]
     if u.pred is old:
         u.pred = new
+    if u.olds:
+        u.olds = [new if w is old else w for w in u.olds]
+    if u.carry_in is old:
+        u.carry_in = new
 
 
 def delete_dead(func: Func, candidates: list[Inst | Phi]) -> int:
@@ -752,6 +804,7 @@ def demote_function(
     vr = am.get(ValueRanges, func)
     ctx = _Ctx(func, level, exit_rewrite, max_clones)
     ctx.users = _users(func)
+    ctx.dt = dt
     changed_any = False
     order = sorted(range(len(forest.loops)), key=lambda i: -forest.loops[i].depth)
     consumed = ctx.consumed
