@@ -295,3 +295,14 @@ def test_versioning_guards_a_demoted_copy() -> None:
         assert "setp.lt.u64" in out  # the original loop stays as the fallback
     out, marks = _opt(GRID, **{"remat-iv": 4})
     assert not marks
+
+
+def test_profitability_knobs() -> None:
+    # one in-loop extension: refused when no extension is allowed
+    assert _opt(MASKED, **{"remat-iv-max-clones": 0})[1] == []
+    assert _opt(MASKED, **{"remat-iv-max-clones": 1})[1]
+    # the offset recurrence of GRID is rebuilt from the narrow counter unless disabled
+    out, _ = _opt(GRID, **{"remat-iv": 5})
+    assert "mul.wide.u32" in out
+    out, marks = _opt(GRID, **{"remat-iv": 5, "remat-iv-pointer-uses": 0})
+    assert marks and "mul.wide.u32" not in out

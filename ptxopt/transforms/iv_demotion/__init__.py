@@ -112,6 +112,7 @@ class _Ctx:
     users: dict[int, list[Inst | Phi]] = field(default_factory=dict)
     consumed: set[int] = field(default_factory=set)
     dt: DomTree | None = None
+    max_pointer_uses: int = 8
     narrowed: dict[tuple[int, int], Value] = field(default_factory=dict)
 
 
@@ -326,9 +327,16 @@ def _base_of(init: Value | Imm, base_init: Value | Imm, c: int) -> Value | Imm |
 
 
 def profitable(plan: _Plan, ctx: _Ctx) -> tuple[bool, str]:
-    """The measured model (see docs/iv-demotion.md): every wide use inside the
-    loop that needs an extension keeps a 64-bit value live; past ``max_clones`` of
-    them the narrow counter no longer pays for itself."""
+    """The model measured with ptxas 13.0.88 (bench/iv_demotion.py, docs/iv-demotion.md).
+
+    A legal demotion was never worse on sm_75/80/90: the 32-bit counter removes the
+    carry pair of every 64-bit add/compare, and an extension back to 64 bits for a
+    wide use is free (the high half is ``RZ``), so even eleven ``iv_base_clone_``
+    extensions in one loop shortened it (39 -> 31 SASS).  Two knobs keep the limits:
+    ``remat-iv-max-clones`` (in-loop extensions, default 32) and
+    ``remat-iv-pointer-uses`` (uses of a rebuilt pointer recurrence, default 8:
+    ptxas commons the per-use ``IMAD.WIDE``; rebuilding a 4-use pointer still
+    shortened the loop 20 -> 14..16 and lowered registers 20 -> 12..14)."""
     in_loop = sum(
         1
         for _v, u, cat in plan.uses
@@ -420,7 +428,12 @@ def _plan(
     pointers = []
     if ctx.level >= LEVEL_OF["pointer"] and not sext:
         pointers = _pointer_recurrences(func, vr, forest, loop, iv, ctx)
-        pointers = [p for p in pointers if len(ctx.users.get(p[0].phi.result.id, [])) <= 3]
+        # profitability: a rebuilt pointer costs one IMAD.WIDE per use
+        pointers = [
+            p
+            for p in pointers
+            if len(ctx.users.get(p[0].phi.result.id, [])) - 1 <= ctx.max_pointer_uses
+        ]
     plan = _Plan(iv, mode, signed, sext, uses, pointers)
     plan.init_fits = ir.fits_s(32) if sext else ir.fits_u(32)
     ok, why3 = profitable(plan, ctx)
@@ -790,7 +803,8 @@ def demote_function(
     level: int = 4,
     *,
     exit_rewrite: bool = True,
-    max_clones: int = 4,
+    max_clones: int = 32,
+    max_pointer_uses: int = 8,
     only_headers: set[int] | None = None,
     facts: dict[int, dict[int, Range]] | None = None,
     log: Callable[[LoopDecision], None] | None = None,
@@ -805,6 +819,7 @@ def demote_function(
     ctx = _Ctx(func, level, exit_rewrite, max_clones)
     ctx.users = _users(func)
     ctx.dt = dt
+    ctx.max_pointer_uses = max_pointer_uses
     changed_any = False
     order = sorted(range(len(forest.loops)), key=lambda i: -forest.loops[i].depth)
     consumed = ctx.consumed
@@ -891,8 +906,16 @@ class IVDemotion(FunctionPass):
         Knob(
             "remat-iv-max-clones",
             "int",
-            4,
+            32,
             "profitability: most in-loop uses needing a 64-bit extension",
+            lo=0,
+        ),
+        Knob(
+            "remat-iv-pointer-uses",
+            "int",
+            8,
+            "profitability: rebuild a pointer recurrence from the narrow IV when it has at "
+            "most this many uses (0: never)",
             lo=0,
         ),
     )
@@ -918,6 +941,7 @@ class IVDemotion(FunctionPass):
             exit_rewrite=bool(self.knob("remat-iv-exit-rewrite")),
             max_clones=int(self.knob("remat-iv-max-clones")),  # type: ignore[call-overload]
             facts=made,
+            max_pointer_uses=int(self.knob("remat-iv-pointer-uses")),  # type: ignore[call-overload]
         )
         self.decisions = decisions
         for d in decisions:
