@@ -118,7 +118,7 @@ def main(argv: list[str] | None = None) -> int:
                     if "versioned behind" in ln:
                         tally["(loops versioned)"] += 1
                         continue
-                    tally[("demoted: " if ": demoted" in ln else "kept: ") + _reason(ln)] += 1
+                    tally[_reason(ln)] += 1
                     if "demoted" in ln or "window" in ln or "rewrite" in ln:
                         listed.append(f"{e['path']}: {ln[len('remat-iv: ') :][:160]}")
                 if any(": demoted" in ln for ln in lines):

@@ -68,6 +68,7 @@ EVIDENCE = {
     "call": "call",
     "guards": "@%p",
     "divergent-loop": "setp.lt.u",
+    "wide-iv-loop": "cvt.u64.u32",
 }
 
 
