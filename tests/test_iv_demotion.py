@@ -306,3 +306,39 @@ def test_profitability_knobs() -> None:
     assert "mul.wide.u32" in out
     out, marks = _opt(GRID, **{"remat-iv": 5, "remat-iv-pointer-uses": 0})
     assert marks and "mul.wide.u32" not in out
+
+
+# counting down past zero: the last i - 3 is negative and escapes (sign extension)
+DOWN = (
+    HEAD
+    + """
+.visible .entry k(.param .u64 out, .param .s32 start, .param .u32 n, .param .u32 step)
+{
+    .reg .pred %p<4>; .reg .b32 %r<8>; .reg .b64 %rd<16>;
+    ld.param.u64 %rd9, [out];
+    ld.param.s32 %r1, [start];
+    min.s32 %r1, %r1, 1000;
+    max.s32 %r1, %r1, 0;
+    cvt.s64.s32 %rd1, %r1;
+    mov.u64 %rd5, 0;
+LOOP:
+    add.s64 %rd5, %rd5, %rd1;
+    add.s64 %rd1, %rd1, -3;
+    setp.gt.s64 %p2, %rd1, 0;
+    @%p2 bra LOOP;
+    mov.u32 %r4, %tid.x;
+    cvt.u64.u32 %rd10, %r4;
+    shl.b64 %rd11, %rd10, 4;
+    add.s64 %rd12, %rd9, %rd11;
+    st.global.u64 [%rd12], %rd5;
+    st.global.u64 [%rd12+8], %rd1;
+    ret;
+}
+"""
+)
+
+
+def test_down_counter_escaping_below_zero() -> None:
+    out, marks = _opt(DOWN)
+    assert marks and "cvt.s64.s32" in out
+    _check(DOWN, out, [(0, 0, 0), (1, 0, 0), (2, 0, 0), (100, 0, 0), (-5, 0, 0)], True, False)

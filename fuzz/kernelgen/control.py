@@ -220,6 +220,7 @@ def wide_iv_loop(g: Gen, ctx: Ctx) -> None:
     wrapped below the start skips the loop."""
     kind = g.rng.randrange(4)
     k = g.rng.randint(1, 4)
+    down = kind == 1 and g.chance(0.5)  # signed, counting down past the bound
     a, t = g.src("r"), g.src("r")
     s32 = temp(g, "r", f"and.b32 {{t}}, {t}, 3;", (t,))
     g.emit(f"add.u32 {s32}, {s32}, 1;")
@@ -236,7 +237,11 @@ def wide_iv_loop(g: Gen, ctx: Ctx) -> None:
     elif kind == 1:  # signed, clamped to +-2^30
         a2 = temp(g, "r", f"min.s32 {{t}}, {a}, 1073741824;", (a,))
         g.emit(f"max.s32 {a2}, {a2}, -1073741824;")
-        g.emit(f"mad.lo.s32 {n32}, {s32}, {k}, {a2};")
+        if down:
+            g.emit(f"mul.lo.s32 {n32}, {s32}, {k};")
+            g.emit(f"sub.s32 {n32}, {a2}, {n32};")
+        else:
+            g.emit(f"mad.lo.s32 {n32}, {s32}, {k}, {a2};")
         g.emit(f"cvt.s64.s32 {i}, {a2};")
         g.emit(f"cvt.s64.s32 {n}, {n32};")
         cmp = "s64"
@@ -267,7 +272,7 @@ def wide_iv_loop(g: Gen, ctx: Ctx) -> None:
         g.set_flag(step_off, varying)
         g.emit(f"shl.b64 {off}, {i}, 3;")
         g.emit(f"shl.b64 {step_off}, {s}, 3;")
-    g.emit(f"setp.ge.{cmp} {p}, {i}, {n};")
+    g.emit(f"setp.{'le' if down else 'ge'}.{cmp} {p}, {i}, {n};")
     g.emit(f"@{p} bra {done};")
     g.place(head)
     w = g.temp("rd")
@@ -275,11 +280,11 @@ def wide_iv_loop(g: Gen, ctx: Ctx) -> None:
     g.emit(f"add.s64 {acc}, {acc}, {i};")
     g.emit(f"{g.choice(('shl.b64', 'mul.lo.u64'))} {w}, {i}, {g.rng.randint(1, 5)};")
     g.emit(f"xor.b64 {acc}, {acc}, {w};")
-    if off:
+    if off and not down:
         g.emit(f"xor.b64 {acc}, {acc}, {off};")
         g.emit(f"add.s64 {off}, {off}, {step_off};")
-    g.emit(f"add.s64 {i}, {i}, {s};")
-    g.emit(f"setp.lt.{cmp} {q}, {i}, {n};")
+    g.emit(f"{'sub' if down else 'add'}.s64 {i}, {i}, {s};")
+    g.emit(f"setp.{'gt' if down else 'lt'}.{cmp} {q}, {i}, {n};")
     g.emit(f"@{q} bra {head};")
     g.place(done)
     d = g.dest("rd", ctx, varying)

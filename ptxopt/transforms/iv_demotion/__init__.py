@@ -424,7 +424,7 @@ def _plan(
     if not mode:
         return None, reason
     ir = vr.of(iv.init, 64)
-    sext = signed and ir.slo < 0 or (signed and bounds is not None and bounds[0] < 0)
+    sext = signed and (ir.slo < 0 or (bounds is not None and min(bounds[0], bounds[2]) < 0))
     pointers = []
     if ctx.level >= LEVEL_OF["pointer"] and not sext:
         pointers = _pointer_recurrences(func, vr, forest, loop, iv, ctx)
