@@ -71,6 +71,7 @@ EVIDENCE = {
     "uniform-atomic": "atom.global",
     "local-frame": "cvta.local",
     "param-load": "ld.param.f",
+    "wide-iv-loop": "cvt.u64.u32",
 }
 
 

@@ -209,3 +209,86 @@ def early_exit(g: Gen, ctx: Ctx) -> None:
     p = g.src("p")
     g.emit(f"@{'!' if g.chance(0.5) else ''}{p} exit;")
     g.no_sync = True
+
+
+@feature("wide-iv-loop", 1.5)
+def wide_iv_loop(g: Gen, ctx: Ctx) -> None:
+    """A loop with a 64-bit counter whose start, bound and stride come from edge-valued
+    32- or 64-bit registers (near 2^31, 2^32, negative): the shapes IV demotion proves,
+    rewrites (``n - i > s``) or versions.  At most four trips, whatever the inputs:
+    the bound is ``start + k * step`` computed with wrap-around, and a bound that
+    wrapped below the start skips the loop."""
+    kind = g.rng.randrange(4)
+    k = g.rng.randint(1, 4)
+    down = kind == 1 and g.chance(0.5)  # signed, counting down past the bound
+    a, t = g.src("r"), g.src("r")
+    s32 = temp(g, "r", f"and.b32 {{t}}, {t}, 3;", (t,))
+    g.emit(f"add.u32 {s32}, {s32}, 1;")
+    if kind in (0, 2) and g.chance(0.4):
+        g.emit(f"shl.b32 {s32}, {s32}, {g.rng.choice((29, 30))};")  # strides up to 2^31
+    i, n, s, acc = g.temp("rd"), g.temp("rd"), g.temp("rd"), g.temp("rd")
+    n32 = g.temp("r")
+    cmp = "u64"
+    srcs: tuple[str, ...] = (a, t)
+    if kind == 0:  # unsigned 32-bit values widened
+        g.emit(f"mad.lo.u32 {n32}, {s32}, {k}, {a};")
+        g.emit(f"cvt.u64.u32 {i}, {a};")
+        g.emit(f"cvt.u64.u32 {n}, {n32};")
+    elif kind == 1:  # signed, clamped to +-2^30
+        a2 = temp(g, "r", f"min.s32 {{t}}, {a}, 1073741824;", (a,))
+        g.emit(f"max.s32 {a2}, {a2}, -1073741824;")
+        if down:
+            g.emit(f"mul.lo.s32 {n32}, {s32}, {k};")
+            g.emit(f"sub.s32 {n32}, {a2}, {n32};")
+        else:
+            g.emit(f"mad.lo.s32 {n32}, {s32}, {k}, {a2};")
+        g.emit(f"cvt.s64.s32 {i}, {a2};")
+        g.emit(f"cvt.s64.s32 {n}, {n32};")
+        cmp = "s64"
+    elif kind == 2:  # 64-bit start and bound (a versioning candidate)
+        b = g.src("rd")
+        srcs += (b,)
+        g.emit(f"mov.b64 {i}, {b};")
+        g.emit(f"cvt.u64.u32 {s}, {s32};")
+        g.emit(f"mad.lo.u64 {n}, {s}, {k}, {b};")
+    else:  # masked below 2^30: provable as it is
+        a2 = temp(g, "r", f"and.b32 {{t}}, {a}, 1073741823;", (a,))
+        g.emit(f"mad.lo.u32 {n32}, {s32}, {k}, {a2};")
+        g.emit(f"cvt.u64.u32 {i}, {a2};")
+        g.emit(f"cvt.u64.u32 {n}, {n32};")
+    g.emit(f"cvt.u64.u32 {s}, {s32};")
+    varying = g.varying(*srcs) or not ctx.uniform
+    for r in (i, n, s, acc, n32):
+        g.set_flag(r, varying)
+    head, done = g.label(), g.label()
+    p, q = g.temp("p"), g.temp("p")
+    g.set_flag(p, varying)
+    g.set_flag(q, varying)
+    g.emit(f"mov.u64 {acc}, 0;")
+    off = step_off = ""
+    if g.chance(0.5):  # an offset recurrence alongside the counter
+        off, step_off = g.temp("rd"), g.temp("rd")
+        g.set_flag(off, varying)
+        g.set_flag(step_off, varying)
+        g.emit(f"shl.b64 {off}, {i}, 3;")
+        g.emit(f"shl.b64 {step_off}, {s}, 3;")
+    g.emit(f"setp.{'le' if down else 'ge'}.{cmp} {p}, {i}, {n};")
+    g.emit(f"@{p} bra {done};")
+    g.place(head)
+    w = g.temp("rd")
+    g.set_flag(w, varying)
+    g.emit(f"add.s64 {acc}, {acc}, {i};")
+    g.emit(f"{g.choice(('shl.b64', 'mul.lo.u64'))} {w}, {i}, {g.rng.randint(1, 5)};")
+    g.emit(f"xor.b64 {acc}, {acc}, {w};")
+    if off and not down:
+        g.emit(f"xor.b64 {acc}, {acc}, {off};")
+        g.emit(f"add.s64 {off}, {off}, {step_off};")
+    g.emit(f"{'sub' if down else 'add'}.s64 {i}, {i}, {s};")
+    g.emit(f"setp.{'gt' if down else 'lt'}.{cmp} {q}, {i}, {n};")
+    g.emit(f"@{q} bra {head};")
+    g.place(done)
+    d = g.dest("rd", ctx, varying)
+    if g.chance(0.5):
+        g.emit(f"xor.b64 {d}, {acc}, {i};")  # the counter escapes
+    else:
+        g.emit(f"mov.b64 {d}, {acc};")
