@@ -60,10 +60,26 @@ PHASES: tuple[Phase, ...] = (
     Phase(27, "AnalyzeUniformsForSpeculation", "analyze-uniforms-for-speculation"),
     Phase(29, "GeneralOptimize", "general-optimize"),
     Phase(37, "GeneralOptimizeMid", "general-optimize"),
-    Phase(44, "OptimizeUniformAtomic", "optimize-uniform-atomic"),
+    # ptxas aggregates uniform atomics of optimized PTX itself: at PTX level the pass
+    # only pays off on -O0 PTX (docs/uniform-passes.md), so -O leaves it to the user
+    Phase(
+        44,
+        "OptimizeUniformAtomic",
+        "optimize-uniform-atomic",
+        default=False,
+        note="off in -O: ptxas aggregates -O3 PTX itself",
+    ),
     Phase(46, "GeneralOptimizeMid2", "general-optimize"),
     Phase(49, "GvnCse", "gvn-cse"),
-    Phase(50, "OriReassociateAndCommon", "reassociate"),
+    # ptxas reassociates again after us; at PTX level the rebuilt chains cost SASS
+    # (+0.8 % on sm_80, docs/commoning.md), so -O leaves it to the user
+    Phase(
+        50,
+        "OriReassociateAndCommon",
+        "reassociate",
+        default=False,
+        note="off in -O: SASS +0.8 % on sm_80",
+    ),
     Phase(53, "OriPropagateVaryingFirst", "propagate-varying-first"),
     Phase(56, "SpeculativeHoistComInsts", "speculative-hoist", default=False),
     Phase(58, "GeneralOptimizeLate", "general-optimize"),

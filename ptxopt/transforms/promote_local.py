@@ -610,8 +610,9 @@ class PromoteLocal(FunctionPass):
         Knob(
             "PromoteLocalDynamicBudget",
             "int",
-            8,
-            "most slots of an array indexed dynamically (selp chains); 0: constant offsets only",
+            4,
+            "most slots of an array indexed dynamically (selp chains); 0: constant offsets only"
+            " (8 slots cost SASS: local_sort8 94 -> 264 on sm_90)",
             spec="02-uniform-registers.txt",
             lo=0,
             hi=64,
