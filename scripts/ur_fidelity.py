@@ -24,8 +24,11 @@ time against the ptxas round trip on the largest file measured.
 from __future__ import annotations
 
 import argparse
+import hashlib
 import json
+import os
 import pathlib
+import pickle
 import re
 import sys
 import time
@@ -62,15 +65,34 @@ def family(path: str, text: str) -> str:
     return path.split("/")[0]
 
 
-def measure_file(path: str, text: str, arch: str, stats: dict) -> None:  # type: ignore[type-arg]
+def assembled(text: str, arch: str, cache: str) -> tuple[dict | None, float]:  # type: ignore[type-arg]
+    """SASS per function of ``text`` at ``arch`` (None: ptxas rejected it) and ptxas's
+    seconds; with ``cache`` a directory keeps the result per (text, arch, ptxas)."""
+    key = ""
+    if cache:
+        h = hashlib.sha256(f"{arch}\0{find_ptxas()}\0{text}".encode()).hexdigest()[:24]
+        key = os.path.join(cache, h + ".pickle")
+        if os.path.exists(key):
+            with open(key, "rb") as fh:
+                return pickle.load(fh)  # type: ignore[no-any-return]
+    r = assemble(text, arch, lineinfo=True)
+    out = (r.sass if r.ok else None, r.seconds)
+    if key:
+        os.makedirs(cache, exist_ok=True)
+        with open(key, "wb") as fh:
+            pickle.dump(out, fh)
+    return out
+
+
+def measure_file(path: str, text: str, arch: str, stats: dict, cache: str = "") -> None:  # type: ignore[type-arg]
     from ptxopt.ori.report import module_plans
 
-    r = assemble(text, arch, lineinfo=True)
-    if not r.ok:
+    sass, ptxas_s = assembled(text, arch, cache)
+    if sass is None:
         stats["failed"].append((path, arch))
         return
     verdict: dict[int, set[str]] = defaultdict(set)
-    for sf in r.sass.values():
+    for sf in sass.values():
         for i in sf.insts:
             v = sass_verdict(i.text)
             if v:
@@ -80,7 +102,7 @@ def measure_file(path: str, text: str, arch: str, stats: dict) -> None:  # type:
     t1 = time.perf_counter()
     plans = module_plans(mod, md, arch)
     model_s = time.perf_counter() - t1
-    stats["timing"].append((path, arch, text.count("\n"), model_s, t1 - t0, r.seconds))
+    stats["timing"].append((path, arch, text.count("\n"), model_s, t1 - t0, ptxas_s))
     fam = family(path, text)
     tgt = "sm_90" if arch.startswith("sm_90") else arch
     lines = text.splitlines()
@@ -114,7 +136,7 @@ def measure_file(path: str, text: str, arch: str, stats: dict) -> None:  # type:
                         stats["examples"][(cls, ins.ast.opcode, why)].append(
                             f"{path}:{line} {lines[line - 1].strip()[:60]}"
                         )
-        sf = r.sass.get(f.name)
+        sf = sass.get(f.name)
         if sf is not None and f.ast.kind == ".entry":
             stats["counts"][(tgt, fam)].append((path, f.name, p.ur_count, len(sf.registers("UR"))))
 
@@ -130,6 +152,7 @@ def main() -> None:
     ap.add_argument("--skip-large", action="store_true")
     ap.add_argument("--targets", default="sm_80,sm_90")
     ap.add_argument("--misses", type=int, default=30)
+    ap.add_argument("--cache", default="", help="directory caching ptxas+nvdisasm results")
     args = ap.parse_args()
     if find_ptxas() is None or find_nvdisasm() is None:
         raise SystemExit("this study needs ptxas 13.0.88 and nvdisasm")
@@ -147,7 +170,7 @@ def main() -> None:
         for arch in targets_for(f["target"]):
             if not any(arch.startswith(t) for t in want):
                 continue
-            measure_file(path, text, arch, stats)
+            measure_file(path, text, arch, stats, args.cache)
             print(f"# {path} {arch}", file=sys.stderr)
     print("## Precision and recall per target and family (model | baseline uniform => UR)\n")
     print("| target | family | lines | model P | model R | tp | fp | fn | base P | base R |")

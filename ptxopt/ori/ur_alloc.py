@@ -35,7 +35,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from ptxopt.analysis.divergence import Divergence
-from ptxopt.ir.core import Func, Inst
+from ptxopt.ir.core import Func, Inst, Value
+from ptxopt.ptx.ast import Imm
 from ptxopt.ori.capability import (
     UP_BUDGET,
     UR_BUDGET,
@@ -167,6 +168,8 @@ class _Ctx:
     web_id: dict[str, int]
     leaf_rule: bool = False
     leaf_exempt: tuple[str, ...] = ("S2R",)
+    slot: dict[int, str] = field(default_factory=dict)  # id(inst) -> _slot_taker
+    consts: set[str] = field(default_factory=set)  # webs that are constant operands
 
 
 def _line(inst: Inst) -> int:
@@ -181,6 +184,97 @@ def _def_web(inst: Inst, ctx: _Ctx) -> Web | None:
     return None
 
 
+def _constant_webs(webs: dict[str, Web], cls: dict[int, str]) -> set[str]:
+    """Webs whose value is a constant operand rather than a computed register: every
+    write is a constant-bank read (``ld.param`` of a kernel parameter, ``%ntid``), a
+    ``mov`` of an immediate, or an identity of such a web (``mov``, and
+    ``cvta.to.global`` -- the global window is the generic one, so ptxas emits nothing
+    and the reader takes ``c[0x0][0x160]`` itself).  Such a value materialises in UR
+    only for a uniform reader (ULDC / UMOV), never by itself."""
+    out: set[str] = set()
+    changed = True
+    rounds = 0
+    while changed and rounds < 4:  # chains of identities are short (param -> cvta)
+        changed = False
+        rounds += 1
+        for w in webs.values():
+            if w.name in out or not w.defs:
+                continue
+            ok = True
+            for d in w.defs:
+                c = cls[id(d)]
+                if c == "LDC":
+                    continue
+                vals = list(d.operand_values())
+                ident = c == "MOV" or d.ast.name.startswith("cvta.to.global")
+                if ident and not vals and d.ast.opcode == "mov":
+                    if any(isinstance(o, Imm) for o in d.ast.operands):
+                        continue  # mov of an immediate
+                if ident and len(vals) == 1 and vals[0].var in out and vals[0].kind != "special":
+                    continue
+                ok = False
+                break
+            if ok:
+                out.add(w.name)
+                changed = True
+    return out
+
+
+def _slot_taker(c: Inst, ctx: _Ctx) -> str:
+    """The operand that already occupies the one UR/constant source slot of the
+    per-thread instruction ``c`` ('' when the slot is free): a non-zero immediate of
+    an instruction that also reads two registers (``mad.lo %r, %u, 4, %tid`` becomes
+    ``IMAD R, R_u, 0x4, R_tid``; zero is RZ and takes no slot), or a constant-bank
+    value (a parameter, ``%ntid``).  On sm_75-89 the constant is a ``c[bank][offset]``
+    operand (``IMAD R2, R2, c[0x0][0x0], R3``: ``%ctaid`` then comes in R by ``S2R``);
+    on sm_90 ptxas gives the slot to the computed uniform value and loads the constant
+    into R (``LDC R7, c[0x0][RZ]; IMAD R7, R7, UR4, R0``) unless uniform instructions
+    read the constant too (then it is ULDC'd into a UR that takes the slot).  A uniform
+    register source of ``c`` that finds the slot taken needs R."""
+    hit = ctx.slot.get(id(c))
+    if hit is not None:
+        return hit
+    regs = [u for u in c.uses if isinstance(u, Value)]
+    taker = ""
+    for v in regs:
+        s = ctx.webs.get(v.var)
+        if s is not None and s.name in ctx.consts:
+            if ctx.sm < 90 or any(
+                u.inst.defs and all(ctx.div.is_uniform(x) for x in u.inst.defs) for u in s.uses
+            ):
+                taker = s.name
+                break
+    else:
+        if len(regs) >= 2 and any(isinstance(o, Imm) and o.value != 0 for o in c.ast.operands):
+            taker = "<immediate>"
+    ctx.slot[id(c)] = taker
+    return taker
+
+
+def _branch_only_compare(w: Web, ctx: _Ctx) -> bool:
+    """A uniform compare read only by branch guards, with at most one register source
+    (the other an immediate; on sm_90 also a constant-bank value): ptxas computes it
+    per-thread (``ISETP P0, PT, RZ, UR4`` -- one instruction reading the uniform source)
+    instead of UISETP into UP plus the PLOP3 that moves UP into the P a branch reads."""
+    if not w.is_pred or not w.uses or not w.defs:
+        return False
+    if any(u.slot != -1 or ctx.cls[id(u.inst)] != "BRA" for u in w.uses):
+        return False
+    for d in w.defs:
+        if ctx.cls[id(d)] != "ISETP":
+            return False
+        n = 0
+        for v in d.uses:
+            if not isinstance(v, Value):
+                continue
+            s = ctx.webs.get(v.var)
+            if s is None or s.name not in ctx.consts:
+                n += 1
+        if n > 0:
+            return False
+    return True
+
+
 def _eligible(w: Web, ctx: _Ctx) -> str:
     """'' when ``w`` passes criteria 1, 2 and 4; otherwise the reason it does not."""
     if not w.defs or any(v.kind in ("param", "undef") for v in w.values):
@@ -191,10 +285,12 @@ def _eligible(w: Web, ctx: _Ctx) -> str:
         c = ctx.cls[id(d)]
         if uniform_form(c, ctx.sm) is None:
             return f"{c} has no uniform form on sm_{ctx.sm}"
-        if len(d.defs) > 1 and c not in ("IMAD", "IADD3", "LDC", "ISETP"):
+        if len(d.defs) > 1 and c not in ("IMAD", "IADD3", "LDC", "ISETP", "MOV"):
             return f"{c} writes several registers"
     if w.width > 2:
         return "wider than 64 bits"
+    if _branch_only_compare(w, ctx):
+        return "compare read only by branches: ISETP reads the uniform source"
     if w.width == 2 and not ctx.cutlass:
         for u in w.uses:
             if u.address and ctx.cls[id(u.inst)] in ("LDG", "STG", "ATOMG", "LD", "ST"):
@@ -233,9 +329,11 @@ def _cost(w: Web, ur: set[str], ctx: _Ctx, claims: dict[int, str], out: list[Bri
                 if ctx.pos[id(c)] < def_pos:
                     bridges += 1  # a loop-carried read before the definition
                 continue
+            if cc == "MMA" and cur.width == 2 and c.ast.opcode.startswith("wgmma"):
+                continue  # a wgmma matrix descriptor is read from UR
             shared = cc in ("LDS", "STS", "ATOMS")
             if accepts_ur_source(cc) and shared == u.address:
-                owner = claims.setdefault(id(c), cur.name)
+                owner = claims.setdefault(id(c), _slot_taker(c, ctx) or cur.name)
                 if owner == cur.name:
                     continue
             if ctx.cutlass and u.address and cc in ("LDG", "STG", "ATOMG", "LD", "ST"):
@@ -249,7 +347,7 @@ def _cost(w: Web, ur: set[str], ctx: _Ctx, claims: dict[int, str], out: list[Bri
             s = ctx.webs.get(v.var)
             if s is None or s is w or s.name in ur:
                 continue
-            if all(ctx.cls[id(sd)] == "LDC" for sd in s.defs) and s.defs:
+            if s.name in ctx.consts:
                 continue
             bridges += 1
             out.append(Bridge("R2UR", s.name, _line(d)))
@@ -348,6 +446,7 @@ def plan_function(
         func, div, sm, cutlass_override and "cutlass" in name, webs, pos, cls,
         {k: i for i, k in enumerate(webs)},
     )  # fmt: skip
+    ctx.consts = _constant_webs(webs, cls)
     why: dict[str, str] = {}
     ur: set[str] = set()
     if debug:
@@ -410,15 +509,17 @@ def plan_function(
             seen_b.add(key)
             uniq.append(br)
     plan.bridges = sorted(uniq, key=lambda b: (b.line, b.kind, b.reg))
-    for k in [k for k in ur if all(cls[id(d)] == "LDC" for d in webs[k].defs)]:
-        # a constant-bank read only materialises in UR for uniform readers (ULDC);
-        # per-thread readers take it as a c[bank][offset] operand
+    # a constant operand only materialises in UR for a uniform reader that is not
+    # itself a constant (ULDC / UMOV); per-thread readers take it as a c[bank][offset]
+    # or immediate operand.  Identities of constants (cvta.to.global) chain, so settle
+    # from the end of each chain backwards.
+    for k in sorted((k for k in ur if k in ctx.consts), key=lambda k: -first[k]):
         if not any(
             (x := _def_web(u.inst, ctx)) is not None and x.name in ur and x.name != k
             for u in webs[k].uses
         ):
             ur.discard(k)
-            why[k] = "constant-bank operand of per-thread readers"
+            why[k] = "constant operand of per-thread readers"
     for k, w in webs.items():
         lines = sorted({_line(d) for d in w.defs})
         c = cls[id(w.defs[0])] if w.defs else ""
