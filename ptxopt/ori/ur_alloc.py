@@ -60,6 +60,7 @@ __all__ = [
 FNV_PRIME = 0x01000193
 FNV_BASIS = 0x811C9DC5
 _NARROW = ("MOV",)  # copies the BFS walks through
+_GLOBAL_MEM = ("LDG", "STG", "ATOMG", "LD", "ST")
 
 
 def fnv1a(key: int) -> int:
@@ -329,6 +330,11 @@ def _cost(w: Web, ur: set[str], ctx: _Ctx, claims: dict[int, str], out: list[Bri
                 if ctx.pos[id(c)] < def_pos:
                     bridges += 1  # a loop-carried read before the definition
                 continue
+            if cur.name in ctx.consts:
+                # read as a c[bank][offset] / immediate operand: no bridge, but the
+                # operand occupies the reader's one UR/constant slot
+                claims.setdefault(id(c), _slot_taker(c, ctx) or cur.name)
+                continue
             if cc == "MMA" and cur.width == 2 and c.ast.opcode.startswith("wgmma"):
                 continue  # a wgmma matrix descriptor is read from UR
             shared = cc in ("LDS", "STS", "ATOMS")
@@ -532,5 +538,10 @@ def plan_function(
     ur_ws = [webs[k] for k in ur if not webs[k].is_pred]
     up_ws = [webs[k] for k in ur if webs[k].is_pred]
     plan.ur_count = _pressure(ur_ws, ctx)
+    if has_uniform_file(sm) and any(c in _GLOBAL_MEM for c in cls.values()):
+        # the 64-bit global memory descriptor (ULDC.64 URx, c[0x0][0x118] / [0x208]),
+        # loaded once and named once (desc[URx]) in any function that touches global
+        # or generic memory
+        plan.ur_count += 1
     plan.up_count = _pressure(up_ws, ctx)
     return plan
