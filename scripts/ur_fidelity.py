@@ -11,6 +11,9 @@ PTX line that writes a register is then judged by what ptxas wrote at that line:
 * ``UR``: a SASS instruction there writes a UR/UP (a computed ``U*`` op, ``S2UR``,
   ``R2UR``, ``VOTEU`` ...);
 * ``ldc``: only ``ULDC``/``LDCU`` (constant-bank reads: their own class, not scored);
+* ``desc``: only ``R2UR`` into the register pair a ``desc[URx]`` memory operand names
+  (the 64-bit memory descriptor moved into UR before each access, which debug
+  targets do: their own class, not scored);
 * ``R``: only per-thread registers;
 * nothing: the line was folded into another (not scored).
 
@@ -43,6 +46,12 @@ from ptxopt.report.analyze_cli import analyze_text  # noqa: E402
 LARGE = 10_000
 _UREG = re.compile(r"^U[RP]\d+$")
 _RREG = re.compile(r"^(R\d+|P\d)$")
+_DESC = re.compile(r"desc\[UR(\d+)\]")
+
+
+def _dest_ur(text: str) -> int:
+    m = re.match(r"^\S+\s+UR(\d+)", text)
+    return int(m.group(1)) if m else -1
 
 
 def sass_verdict(text: str) -> str:
@@ -93,8 +102,11 @@ def measure_file(path: str, text: str, arch: str, stats: dict, cache: str = "") 
         return
     verdict: dict[int, set[str]] = defaultdict(set)
     for sf in sass.values():
+        desc = {int(m) + k for i in sf.insts for m in _DESC.findall(i.text) for k in (0, 1)}
         for i in sf.insts:
             v = sass_verdict(i.text)
+            if v == "UR" and i.text.startswith("R2UR") and _dest_ur(i.text) in desc:
+                v = "desc"  # a memory descriptor moved into UR: not a value of the line
             if v:
                 verdict[i.line].add(v)
     t0 = time.perf_counter()

@@ -434,8 +434,7 @@ def test_wgmma_descriptor_read_from_ur() -> None:
 
 
 CALL_ARG = (
-    HEAD
-    + ".func (.param .b32 r) f(.param .b64 a)\n{\n.reg .b64 %rd<2>; .reg .b32 %r<2>;\n"
+    HEAD + ".func (.param .b32 r) f(.param .b64 a)\n{\n.reg .b64 %rd<2>; .reg .b32 %r<2>;\n"
     "ld.param.u64 %rd1, [a];\nld.u32 %r1, [%rd1];\nst.param.b32 [r], %r1;\nret;\n}\n"
     ".visible .entry k(.param .u64 p)\n{\n.reg .b64 %rd<4>; .reg .b32 %r<4>;\n"
     "ld.param.u64 %rd1, [p];\nmov.u32 %r1, %ctaid.x;\nmul.wide.u32 %rd2, %r1, 4;\n"

@@ -36,7 +36,6 @@ from dataclasses import dataclass, field
 
 from ptxopt.analysis.divergence import Divergence
 from ptxopt.ir.core import Func, Inst, Value
-from ptxopt.ptx.ast import Imm
 from ptxopt.ori.capability import (
     UP_BUDGET,
     UR_BUDGET,
@@ -45,6 +44,7 @@ from ptxopt.ori.capability import (
     uniform_form,
 )
 from ptxopt.ori.view import Web, build_webs, sass_class
+from ptxopt.ptx.ast import Imm
 
 __all__ = [
     "Bridge",
