@@ -454,3 +454,23 @@ def test_call_argument_is_a_copy_that_reads_ur() -> None:
     assert sass_class(st[0]) == "MOV"
     p = _plan(CALL_ARG, 90)
     assert p.webs["%rd3"].file == "UR"
+
+
+LEAF_CMP = _kernel(
+    """ld.param.u32 %r1, [n];
+mov.u32 %r2, %ctaid.y;
+setp.ge.s32 %p1, %r2, %r1;
+@%p1 bra DONE;
+ld.param.u64 %rd1, [p];
+mov.u32 %r4, %tid.x;
+st.global.u32 [%rd1], %r4;
+DONE:
+"""
+)
+
+
+def test_special_register_leaf_compare_per_sm() -> None:
+    """``setp.ge %p1, %ctaid.y, <param>`` read only by a branch: sm_90 compares
+    per-thread (``ISETP.LE.AND P0, PT, R4, UR4``), sm_80 keeps UISETP into UP."""
+    assert _plan(LEAF_CMP, 90).webs["%p1"].file == "P"
+    assert _plan(LEAF_CMP, 80).webs["%p1"].file == "UP"

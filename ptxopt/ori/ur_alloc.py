@@ -253,10 +253,12 @@ def _slot_taker(c: Inst, ctx: _Ctx) -> str:
 
 
 def _branch_only_compare(w: Web, ctx: _Ctx) -> bool:
-    """A uniform compare read only by branch guards, with at most one register source
-    (the other an immediate; on sm_90 also a constant-bank value): ptxas computes it
-    per-thread (``ISETP P0, PT, RZ, UR4`` -- one instruction reading the uniform source)
-    instead of UISETP into UP plus the PLOP3 that moves UP into the P a branch reads."""
+    """A uniform compare read only by branch guards whose register sources are constant
+    operands (parameters, immediates) -- on sm_90 also one special-register read (``mov
+    %ctaid``) that nothing else reads: ptxas computes it per-thread (``ISETP.NE.U32.AND
+    P0, PT, RZ, UR4`` / ``ISETP.LE.AND P0, PT, R4, UR4``, one instruction) instead of
+    UISETP into UP plus the PLOP3 that moves UP into the P a branch reads.  A compare
+    of a computed uniform value stays UP (``UISETP ... ; PLOP3.LUT P0, ..., UP0``)."""
     if not w.is_pred or not w.uses or not w.defs:
         return False
     if any(u.slot != -1 or ctx.cls[id(u.inst)] != "BRA" for u in w.uses):
@@ -264,14 +266,24 @@ def _branch_only_compare(w: Web, ctx: _Ctx) -> bool:
     for d in w.defs:
         if ctx.cls[id(d)] != "ISETP":
             return False
-        n = 0
+        leaves = 0
         for v in d.uses:
             if not isinstance(v, Value):
                 continue
             s = ctx.webs.get(v.var)
-            if s is None or s.name not in ctx.consts:
-                n += 1
-        if n > 0:
+            if s is not None and s.name in ctx.consts:
+                continue
+            if (
+                ctx.sm >= 90
+                and s is not None
+                and len(s.defs) == 1
+                and ctx.cls[id(s.defs[0])] == "S2R"
+                and all(u.inst is d for u in s.uses)
+            ):
+                leaves += 1
+                continue
+            return False
+        if leaves > 1:
             return False
     return True
 
