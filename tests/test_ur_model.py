@@ -474,3 +474,26 @@ def test_special_register_leaf_compare_per_sm() -> None:
     per-thread (``ISETP.LE.AND P0, PT, R4, UR4``), sm_80 keeps UISETP into UP."""
     assert _plan(LEAF_CMP, 90).webs["%p1"].file == "P"
     assert _plan(LEAF_CMP, 80).webs["%p1"].file == "UP"
+
+
+FOLD = _kernel(
+    """mov.u32 %r1, %ctaid.x;
+mov.u32 %r2, %ntid.x;
+mul.lo.s32 %r3, %r1, %r2;
+mov.u32 %r4, %tid.x;
+add.s32 %r5, %r3, %r4;
+ld.param.u64 %rd1, [p];
+st.global.u32 [%rd1], %r5;
+"""
+)
+
+
+def test_uniform_multiply_folds_into_per_thread_add() -> None:
+    """``mul.lo %r3, %ctaid, %ntid; add %r5, %r3, %tid`` is one per-thread IMAD: the
+    product is not a UR; on sm_90 %ctaid takes the UR slot (S2UR) and %ntid is a
+    per-thread LDC, on sm_80 %ntid is the c[0x0][0x0] operand and %ctaid comes by S2R."""
+    p90 = _plan(FOLD, 90)
+    assert p90.webs["%r3"].file == "R" and "folded" in p90.webs["%r3"].why
+    assert p90.webs["%r1"].file == "UR" and p90.webs["%r2"].file == "R"
+    p80 = _plan(FOLD, 80)
+    assert p80.webs["%r1"].file == "R"

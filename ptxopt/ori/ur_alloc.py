@@ -171,6 +171,7 @@ class _Ctx:
     leaf_exempt: tuple[str, ...] = ("S2R",)
     slot: dict[int, str] = field(default_factory=dict)  # id(inst) -> _slot_taker
     consts: set[str] = field(default_factory=set)  # webs that are constant operands
+    folded: set[int] = field(default_factory=set)  # id(inst) of muls folded into an add
 
 
 def _line(inst: Inst) -> int:
@@ -221,6 +222,29 @@ def _constant_webs(webs: dict[str, Web], cls: dict[int, str]) -> set[str]:
     return out
 
 
+def _folded_multiplies(webs: dict[str, Web], ctx: _Ctx) -> set[int]:
+    """Uniform ``mul.lo`` / ``mul.wide`` whose one reader is a per-thread ``add``: ptxas
+    fuses the pair into one per-thread IMAD (``mul.lo %r15, %ctaid, %ntid; add %r4,
+    %r15, %tid`` -> ``IMAD R0, R3, UR4, R6``), so the product is never a register of its
+    own and its sources are read by a per-thread instruction with one UR slot."""
+    out: set[int] = set()
+    for w in webs.values():
+        if len(w.defs) != 1 or len(w.uses) != 1:
+            continue
+        d = w.defs[0]
+        if d.ast.opcode != "mul" or ctx.cls[id(d)] != "IMAD" or ".hi" in d.ast.mods:
+            continue
+        r = w.uses[0].inst
+        if r.ast.opcode != "add" or ctx.cls[id(r)] != "IADD3" or w.uses[0].slot < 0:
+            continue
+        if not r.defs or all(ctx.div.is_uniform(x) for x in r.defs):
+            continue
+        if any(ctx.div.is_varying(v) for v in w.values):
+            continue
+        out.add(id(d))
+    return out
+
+
 def _slot_taker(c: Inst, ctx: _Ctx) -> str:
     """The operand that already occupies the one UR/constant source slot of the
     per-thread instruction ``c`` ('' when the slot is free): a non-zero immediate of
@@ -241,7 +265,10 @@ def _slot_taker(c: Inst, ctx: _Ctx) -> str:
         s = ctx.webs.get(v.var)
         if s is not None and s.name in ctx.consts:
             if ctx.sm < 90 or any(
-                u.inst.defs and all(ctx.div.is_uniform(x) for x in u.inst.defs) for u in s.uses
+                u.inst.defs
+                and id(u.inst) not in ctx.folded
+                and all(ctx.div.is_uniform(x) for x in u.inst.defs)
+                for u in s.uses
             ):
                 taker = s.name
                 break
@@ -302,6 +329,8 @@ def _eligible(w: Web, ctx: _Ctx) -> str:
             return f"{c} writes several registers"
     if w.width > 2:
         return "wider than 64 bits"
+    if len(w.defs) == 1 and id(w.defs[0]) in ctx.folded:
+        return "multiply folded into the per-thread add that reads it (IMAD)"
     if _branch_only_compare(w, ctx):
         return "compare read only by branches: ISETP reads the uniform source"
     if w.width == 2 and not ctx.cutlass:
@@ -465,6 +494,7 @@ def plan_function(
         {k: i for i, k in enumerate(webs)},
     )  # fmt: skip
     ctx.consts = _constant_webs(webs, cls)
+    ctx.folded = _folded_multiplies(webs, ctx)
     why: dict[str, str] = {}
     ur: set[str] = set()
     if debug:
