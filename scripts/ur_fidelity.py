@@ -1,7 +1,8 @@
 """How well the uniform register model (ptxopt.ori, spec 02 phase 74) predicts ptxas.
 
 Run ``python scripts/ur_fidelity.py [--only SUBSTRING] [--skip-large] [--targets sm_80,sm_90]
-[--misses N]``.
+[--misses N] [--cache DIR] [--tolerate-bridges]`` (``--cache`` keeps ptxas/nvdisasm results
+between runs: the large files take minutes to assemble).
 
 For every corpus file and each target among ``--targets`` it can be assembled for (an
 ``sm_90a`` file counts as sm_90): ``ptxas -lineinfo`` then ``nvdisasm -gp`` through
@@ -93,7 +94,9 @@ def assembled(text: str, arch: str, cache: str) -> tuple[dict | None, float]:  #
     return out
 
 
-def measure_file(path: str, text: str, arch: str, stats: dict, cache: str = "") -> None:  # type: ignore[type-arg]
+def measure_file(  # type: ignore[type-arg]
+    path: str, text: str, arch: str, stats: dict, cache: str = "", tolerate: bool = False
+) -> None:
     from ptxopt.ori.report import module_plans
 
     sass, ptxas_s = assembled(text, arch, cache)
@@ -112,7 +115,7 @@ def measure_file(path: str, text: str, arch: str, stats: dict, cache: str = "") 
     t0 = time.perf_counter()
     mod, md, _ = analyze_text(text, path)
     t1 = time.perf_counter()
-    plans = module_plans(mod, md, arch)
+    plans = module_plans(mod, md, arch, tolerate_bridges=tolerate)
     model_s = time.perf_counter() - t1
     stats["timing"].append((path, arch, text.count("\n"), model_s, t1 - t0, ptxas_s))
     fam = family(path, text)
@@ -165,6 +168,12 @@ def main() -> None:
     ap.add_argument("--targets", default="sm_80,sm_90")
     ap.add_argument("--misses", type=int, default=30)
     ap.add_argument("--cache", default="", help="directory caching ptxas+nvdisasm results")
+    ap.add_argument(
+        "--tolerate-bridges",
+        action="store_true",
+        help="the model variant that keeps a web "
+        "in UR when its uniform readers outnumber its bridges",
+    )
     args = ap.parse_args()
     if find_ptxas() is None or find_nvdisasm() is None:
         raise SystemExit("this study needs ptxas 13.0.88 and nvdisasm")
@@ -182,7 +191,7 @@ def main() -> None:
         for arch in targets_for(f["target"]):
             if not any(arch.startswith(t) for t in want):
                 continue
-            measure_file(path, text, arch, stats, args.cache)
+            measure_file(path, text, arch, stats, args.cache, args.tolerate_bridges)
             print(f"# {path} {arch}", file=sys.stderr)
     print("## Precision and recall per target and family (model | baseline uniform => UR)\n")
     print("| target | family | lines | model P | model R | tp | fp | fn | base P | base R |")

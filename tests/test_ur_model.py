@@ -497,3 +497,28 @@ def test_uniform_multiply_folds_into_per_thread_add() -> None:
     assert p90.webs["%r1"].file == "UR" and p90.webs["%r2"].file == "R"
     p80 = _plan(FOLD, 80)
     assert p80.webs["%r1"].file == "R"
+
+
+TOLERATE = _kernel(
+    """mov.u32 %r1, %ctaid.x;
+add.s32 %r2, %r1, 3;
+add.s32 %r3, %r1, 5;
+xor.b32 %r4, %r2, %r3;
+ld.param.u64 %rd1, [p];
+mov.u32 %r5, %tid.x;
+mad.lo.s32 %r6, %r1, 4, %r5;
+add.s32 %r7, %r6, %r4;
+st.global.u32 [%rd1], %r7;
+"""
+)
+
+
+def test_tolerate_bridges_variant() -> None:
+    """%ctaid has two uniform readers and one reader that needs it in R (the IMAD's
+    slot holds 0x4): strict demotes it, the tolerant variant keeps UR plus a UR2R."""
+    assert _plan(TOLERATE, 90).webs["%r1"].file == "R"
+    mod = lift_module(parse(TOLERATE, "t.ptx"))
+    md = analyze_module(mod)
+    p = plan_function(mod.func("k"), md.funcs["k"], 90, tolerate_bridges=True)
+    assert p.webs["%r1"].file == "UR"
+    assert any(b.kind == "UR2R" and b.reg == "%r1" for b in p.bridges)

@@ -172,6 +172,7 @@ class _Ctx:
     slot: dict[int, str] = field(default_factory=dict)  # id(inst) -> _slot_taker
     consts: set[str] = field(default_factory=set)  # webs that are constant operands
     folded: set[int] = field(default_factory=set)  # id(inst) of muls folded into an add
+    tolerate_bridges: bool = False
 
 
 def _line(inst: Inst) -> int:
@@ -223,7 +224,7 @@ def _constant_webs(webs: dict[str, Web], cls: dict[int, str]) -> set[str]:
 
 
 def _folded_multiplies(webs: dict[str, Web], ctx: _Ctx) -> set[int]:
-    """Uniform ``mul.lo`` / ``mul.wide`` whose one reader is a per-thread ``add``: ptxas
+    """Uniform 32-bit ``mul.lo`` whose one reader is a per-thread ``add``: ptxas
     fuses the pair into one per-thread IMAD (``mul.lo %r15, %ctaid, %ntid; add %r4,
     %r15, %tid`` -> ``IMAD R0, R3, UR4, R6``), so the product is never a register of its
     own and its sources are read by a per-thread instruction with one UR slot."""
@@ -232,8 +233,10 @@ def _folded_multiplies(webs: dict[str, Web], ctx: _Ctx) -> set[int]:
         if len(w.defs) != 1 or len(w.uses) != 1:
             continue
         d = w.defs[0]
-        if d.ast.opcode != "mul" or ctx.cls[id(d)] != "IMAD" or ".hi" in d.ast.mods:
+        if d.ast.opcode != "mul" or ctx.cls[id(d)] != "IMAD" or ".lo" not in d.ast.mods:
             continue
+        if w.width != 1:
+            continue  # a 64-bit product splits: low half per-thread, high half UIMAD
         r = w.uses[0].inst
         if r.ast.opcode != "add" or ctx.cls[id(r)] != "IADD3" or w.uses[0].slot < 0:
             continue
@@ -400,6 +403,8 @@ def _cost(w: Web, ur: set[str], ctx: _Ctx, claims: dict[int, str], out: list[Bri
             out.append(Bridge("R2UR", s.name, _line(d)))
     if ctx.leaf_rule and uniform_readers == 0 and ctx.cls[id(w.defs[0])] not in ctx.leaf_exempt:
         bridges += 1  # read only by per-thread instructions: computed in R directly
+    if ctx.tolerate_bridges and bridges and uniform_readers > bridges:
+        return 1  # the variant that lets uniform readers outvote the bridges
     return 1 + bridges
 
 
@@ -474,10 +479,14 @@ def plan_function(
     up_budget: int = UP_BUDGET,
     cutlass_override: bool = True,
     debug: bool = False,
+    tolerate_bridges: bool = False,
 ) -> FuncPlan:
     """The register file of every web of ``func`` at target ``sm`` (see module doc).
     ``debug``: the module's ``.target`` says ``debug`` (ptxas then compiles without
-    optimisation and phase 74 does not run)."""
+    optimisation and phase 74 does not run).  ``tolerate_bridges``: a web whose uniform
+    readers outnumber the bridges it needs keeps UR (a measured variant, not the
+    default: ptxas does pay such bridges -- ``S2UR UR6; IMAD.U32 R5, RZ, RZ, UR6`` --
+    but not always; see docs/uniform-registers.md)."""
     plan = FuncPlan(func.name, sm)
     webs = build_webs(func)
     pos: dict[int, int] = {}
@@ -493,6 +502,7 @@ def plan_function(
         func, div, sm, cutlass_override and "cutlass" in name, webs, pos, cls,
         {k: i for i, k in enumerate(webs)},
     )  # fmt: skip
+    ctx.tolerate_bridges = tolerate_bridges
     ctx.consts = _constant_webs(webs, cls)
     ctx.folded = _folded_multiplies(webs, ctx)
     why: dict[str, str] = {}
