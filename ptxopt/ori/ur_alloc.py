@@ -173,6 +173,7 @@ class _Ctx:
     consts: set[str] = field(default_factory=set)  # webs that are constant operands
     folded: set[int] = field(default_factory=set)  # id(inst) of muls folded into an add
     tolerate_bridges: bool = False
+    uread: dict[str, bool] = field(default_factory=dict)  # _read_uniformly cache
 
 
 def _line(inst: Inst) -> int:
@@ -248,6 +249,19 @@ def _folded_multiplies(webs: dict[str, Web], ctx: _Ctx) -> set[int]:
     return out
 
 
+def _read_uniformly(s: Web, ctx: _Ctx) -> bool:
+    """Some uniform instruction (not a folded multiply) reads ``s`` (cached per web)."""
+    hit = ctx.uread.get(s.name)
+    if hit is None:
+        hit = ctx.uread[s.name] = any(
+            bool(u.inst.defs)
+            and id(u.inst) not in ctx.folded
+            and all(ctx.div.is_uniform(x) for x in u.inst.defs)
+            for u in s.uses
+        )
+    return hit
+
+
 def _slot_taker(c: Inst, ctx: _Ctx) -> str:
     """The operand that already occupies the one UR/constant source slot of the
     per-thread instruction ``c`` ('' when the slot is free): a non-zero immediate of
@@ -267,12 +281,7 @@ def _slot_taker(c: Inst, ctx: _Ctx) -> str:
     for v in regs:
         s = ctx.webs.get(v.var)
         if s is not None and s.name in ctx.consts:
-            if ctx.sm < 90 or any(
-                u.inst.defs
-                and id(u.inst) not in ctx.folded
-                and all(ctx.div.is_uniform(x) for x in u.inst.defs)
-                for u in s.uses
-            ):
+            if ctx.sm < 90 or _read_uniformly(s, ctx):
                 taker = s.name
                 break
     else:
