@@ -522,3 +522,28 @@ def test_tolerate_bridges_variant() -> None:
     p = plan_function(mod.func("k"), md.funcs["k"], 90, tolerate_bridges=True)
     assert p.webs["%r1"].file == "UR"
     assert any(b.kind == "UR2R" and b.reg == "%r1" for b in p.bridges)
+
+
+REMAT = _kernel(
+    """ld.param.u32 %r1, [n];
+mov.u32 %r2, %ctaid.x;
+add.s32 %r3, %r2, %r1;
+add.s32 %r4, %r3, %r1;
+mov.u32 %r5, %tid.x;
+add.s32 %r6, %r5, %r4;
+ld.param.u64 %rd1, [p];
+st.global.u32 [%rd1], %r6;
+"""
+)
+
+
+def test_constants_are_rematerialised_not_live() -> None:
+    """A parameter read by uniform instructions is ULDC'd at each reader: it holds no
+    live range, so it neither counts against the budget nor widens the UR count."""
+    mod = lift_module(parse(REMAT, "t.ptx"))
+    md = analyze_module(mod)
+    p = plan_function(mod.func("k"), md.funcs["k"], 90, ur_budget=2)
+    assert p.budget_demoted == 0
+    assert {p.webs[r].file for r in ("%r1", "%r2", "%r3", "%r4")} == {"UR"}
+    # peak at ``add %r3, %r2, %r1``: %r2, %r3 and the reloaded %r1; + the descriptor
+    assert p.ur_count == 3 + 1

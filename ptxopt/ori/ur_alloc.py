@@ -464,11 +464,18 @@ def _interval(w: Web, ctx: _Ctx) -> tuple[int, int]:
 
 
 def _pressure(ws: list[Web], ctx: _Ctx) -> int:
+    """Peak number of live registers of ``ws`` in program order; a constant operand is
+    live only at each of its readers (ptxas reloads it there)."""
     ev: list[tuple[int, int]] = []
     for w in ws:
-        lo, hi = _interval(w, ctx)
-        ev.append((lo, w.width))
-        ev.append((hi + 1, -w.width))
+        spans = (
+            [(ctx.pos[id(u.inst)],) * 2 for u in w.uses]
+            if w.name in ctx.consts
+            else [_interval(w, ctx)]
+        )
+        for lo, hi in spans:
+            ev.append((lo, w.width))
+            ev.append((hi + 1, -w.width))
     ev.sort()
     cur = best = 0
     for _, d in ev:
@@ -546,6 +553,8 @@ def plan_function(
         over = 0
         for k in keep:
             w = webs[k]
+            if k in ctx.consts:
+                continue  # rematerialised by a ULDC/UMOV at each reader: no live range
             lo, hi = _interval(w, ctx)
             budget = up_budget if w.is_pred else ur_budget
             t = trees[w.is_pred]
