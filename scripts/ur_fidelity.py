@@ -1,7 +1,8 @@
 """How well the uniform register model (ptxopt.ori, spec 02 phase 74) predicts ptxas.
 
 Run ``python scripts/ur_fidelity.py [--only SUBSTRING] [--skip-large] [--targets sm_80,sm_90]
-[--misses N]``.
+[--misses N] [--cache DIR] [--tolerate-bridges]`` (``--cache`` keeps ptxas/nvdisasm results
+between runs: the large files take minutes to assemble).
 
 For every corpus file and each target among ``--targets`` it can be assembled for (an
 ``sm_90a`` file counts as sm_90): ``ptxas -lineinfo`` then ``nvdisasm -gp`` through
@@ -11,6 +12,9 @@ PTX line that writes a register is then judged by what ptxas wrote at that line:
 * ``UR``: a SASS instruction there writes a UR/UP (a computed ``U*`` op, ``S2UR``,
   ``R2UR``, ``VOTEU`` ...);
 * ``ldc``: only ``ULDC``/``LDCU`` (constant-bank reads: their own class, not scored);
+* ``desc``: only ``R2UR`` into the register pair a ``desc[URx]`` memory operand names
+  (the 64-bit memory descriptor moved into UR before each access, which debug
+  targets do: their own class, not scored);
 * ``R``: only per-thread registers;
 * nothing: the line was folded into another (not scored).
 
@@ -24,8 +28,11 @@ time against the ptxas round trip on the largest file measured.
 from __future__ import annotations
 
 import argparse
+import hashlib
 import json
+import os
 import pathlib
+import pickle
 import re
 import sys
 import time
@@ -40,6 +47,12 @@ from ptxopt.report.analyze_cli import analyze_text  # noqa: E402
 LARGE = 10_000
 _UREG = re.compile(r"^U[RP]\d+$")
 _RREG = re.compile(r"^(R\d+|P\d)$")
+_DESC = re.compile(r"desc\[UR(\d+)\]")
+
+
+def _dest_ur(text: str) -> int:
+    m = re.match(r"^\S+\s+UR(\d+)", text)
+    return int(m.group(1)) if m else -1
 
 
 def sass_verdict(text: str) -> str:
@@ -62,25 +75,49 @@ def family(path: str, text: str) -> str:
     return path.split("/")[0]
 
 
-def measure_file(path: str, text: str, arch: str, stats: dict) -> None:  # type: ignore[type-arg]
+def assembled(text: str, arch: str, cache: str) -> tuple[dict | None, float]:  # type: ignore[type-arg]
+    """SASS per function of ``text`` at ``arch`` (None: ptxas rejected it) and ptxas's
+    seconds; with ``cache`` a directory keeps the result per (text, arch, ptxas)."""
+    key = ""
+    if cache:
+        h = hashlib.sha256(f"{arch}\0{find_ptxas()}\0{text}".encode()).hexdigest()[:24]
+        key = os.path.join(cache, h + ".pickle")
+        if os.path.exists(key):
+            with open(key, "rb") as fh:
+                return pickle.load(fh)  # type: ignore[no-any-return]
+    r = assemble(text, arch, lineinfo=True)
+    out = (r.sass if r.ok else None, r.seconds)
+    if key:
+        os.makedirs(cache, exist_ok=True)
+        with open(key, "wb") as fh:
+            pickle.dump(out, fh)
+    return out
+
+
+def measure_file(  # type: ignore[type-arg]
+    path: str, text: str, arch: str, stats: dict, cache: str = "", tolerate: bool = False
+) -> None:
     from ptxopt.ori.report import module_plans
 
-    r = assemble(text, arch, lineinfo=True)
-    if not r.ok:
+    sass, ptxas_s = assembled(text, arch, cache)
+    if sass is None:
         stats["failed"].append((path, arch))
         return
     verdict: dict[int, set[str]] = defaultdict(set)
-    for sf in r.sass.values():
+    for sf in sass.values():
+        desc = {int(m) + k for i in sf.insts for m in _DESC.findall(i.text) for k in (0, 1)}
         for i in sf.insts:
             v = sass_verdict(i.text)
+            if v == "UR" and i.text.startswith("R2UR") and _dest_ur(i.text) in desc:
+                v = "desc"  # a memory descriptor moved into UR: not a value of the line
             if v:
                 verdict[i.line].add(v)
     t0 = time.perf_counter()
     mod, md, _ = analyze_text(text, path)
     t1 = time.perf_counter()
-    plans = module_plans(mod, md, arch)
+    plans = module_plans(mod, md, arch, tolerate_bridges=tolerate)
     model_s = time.perf_counter() - t1
-    stats["timing"].append((path, arch, text.count("\n"), model_s, t1 - t0, r.seconds))
+    stats["timing"].append((path, arch, text.count("\n"), model_s, t1 - t0, ptxas_s))
     fam = family(path, text)
     tgt = "sm_90" if arch.startswith("sm_90") else arch
     lines = text.splitlines()
@@ -114,7 +151,7 @@ def measure_file(path: str, text: str, arch: str, stats: dict) -> None:  # type:
                         stats["examples"][(cls, ins.ast.opcode, why)].append(
                             f"{path}:{line} {lines[line - 1].strip()[:60]}"
                         )
-        sf = r.sass.get(f.name)
+        sf = sass.get(f.name)
         if sf is not None and f.ast.kind == ".entry":
             stats["counts"][(tgt, fam)].append((path, f.name, p.ur_count, len(sf.registers("UR"))))
 
@@ -130,6 +167,13 @@ def main() -> None:
     ap.add_argument("--skip-large", action="store_true")
     ap.add_argument("--targets", default="sm_80,sm_90")
     ap.add_argument("--misses", type=int, default=30)
+    ap.add_argument("--cache", default="", help="directory caching ptxas+nvdisasm results")
+    ap.add_argument(
+        "--tolerate-bridges",
+        action="store_true",
+        help="the model variant that keeps a web "
+        "in UR when its uniform readers outnumber its bridges",
+    )
     args = ap.parse_args()
     if find_ptxas() is None or find_nvdisasm() is None:
         raise SystemExit("this study needs ptxas 13.0.88 and nvdisasm")
@@ -147,7 +191,7 @@ def main() -> None:
         for arch in targets_for(f["target"]):
             if not any(arch.startswith(t) for t in want):
                 continue
-            measure_file(path, text, arch, stats)
+            measure_file(path, text, arch, stats, args.cache, args.tolerate_bridges)
             print(f"# {path} {arch}", file=sys.stderr)
     print("## Precision and recall per target and family (model | baseline uniform => UR)\n")
     print("| target | family | lines | model P | model R | tp | fp | fn | base P | base R |")

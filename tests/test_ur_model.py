@@ -281,3 +281,269 @@ def test_cutlass_override_knob_in_pipeline() -> None:
             knobs={"ConvertToUniformRegCutlassOverride": on},
         )  # fmt: skip
         assert PLANS["cutlass_k"].webs["%rd3"].file == want
+
+
+def _kernel(body: str, regs: str = ".reg .b32 %r<12>; .reg .b64 %rd<8>; .reg .pred %p<4>;") -> str:
+    return HEAD + (
+        ".visible .entry k(.param .u64 p, .param .u32 n)\n{\n" + regs + "\n" + body + "ret;\n}\n"
+    )
+
+
+def _plan(text: str, sm: int):  # type: ignore[no-untyped-def]
+    mod = lift_module(parse(text, "t.ptx"))
+    md = analyze_module(mod)
+    return plan_function(mod.func("k"), md.funcs["k"], sm)
+
+
+CONSTS = _kernel(
+    """ld.param.u64 %rd1, [p];
+cvta.to.global.u64 %rd2, %rd1;
+mov.u32 %r1, %tid.x;
+mul.wide.u32 %rd3, %r1, 4;
+add.s64 %rd4, %rd2, %rd3;
+mov.u32 %r2, 1;
+shl.b32 %r3, %r2, %r1;
+st.global.u32 [%rd4], %r3;
+"""
+)
+
+
+def test_constant_operands_stay_out_of_ur() -> None:
+    """A parameter, its cvta.to.global identity and a mov of an immediate read only by
+    per-thread instructions are c[bank][offset] / immediate operands, never a UR; the
+    count is then just the global memory descriptor."""
+    p = _plan(CONSTS, 90)
+    assert {p.webs[r].file for r in ("%rd1", "%rd2", "%r2")} == {"R"}
+    assert "constant operand" in p.webs["%rd2"].why
+    assert p.ur_count == 1  # desc[URx]
+
+
+CONSTS_U = _kernel(
+    """ld.param.u64 %rd1, [p];
+cvta.to.global.u64 %rd2, %rd1;
+mov.u32 %r1, %ctaid.x;
+mul.wide.u32 %rd3, %r1, 4;
+add.s64 %rd4, %rd2, %rd3;
+ld.global.u32 %r2, [%rd4];
+mov.u32 %r3, %tid.x;
+add.s32 %r4, %r2, %r3;
+st.global.u32 [%rd4], %r4;
+""",
+)
+
+
+def test_constant_read_by_uniform_chain_is_ur() -> None:
+    """With a uniform reader (the address add of a cutlass-free kernel is excluded, so
+    use the sm_80 count path): the param -> cvta chain settles backwards."""
+    p = _plan(CONSTS_U, 90)
+    # %rd4 is a 64-bit global address: excluded, so its sources feed a per-thread add
+    assert p.webs["%rd4"].file == "R"
+    assert p.webs["%rd2"].file == "R" and p.webs["%rd1"].file == "R"
+
+
+SLOT = _kernel(
+    """mov.u32 %r1, %ctaid.x;
+mov.u32 %r2, %ntid.x;
+mov.u32 %r3, %tid.x;
+mad.lo.s32 %r4, %r1, %r2, %r3;
+ld.param.u64 %rd1, [p];
+cvta.to.global.u64 %rd2, %rd1;
+mul.wide.u32 %rd3, %r4, 4;
+add.s64 %rd4, %rd2, %rd3;
+st.global.u32 [%rd4], %r4;
+"""
+)
+
+
+def test_constant_takes_the_ur_slot_on_sm80_not_sm90() -> None:
+    """``mad.lo %r4, %ctaid, %ntid, %tid``: on sm_80 %ntid is the c[0x0][0x0] operand
+    of IMAD, so %ctaid comes by S2R into R; on sm_90 ptxas loads %ntid with a per-thread
+    LDC and gives the slot to S2UR's %ctaid."""
+    assert _plan(SLOT, 80).webs["%r1"].file == "R"
+    assert _plan(SLOT, 90).webs["%r1"].file == "UR"
+
+
+IMM_SLOT = _kernel(
+    """mov.u32 %r1, %ctaid.x;
+add.s32 %r2, %r1, 7;
+mov.u32 %r3, %tid.x;
+mad.lo.s32 %r4, %r2, 4, %r3;
+ld.param.u64 %rd1, [p];
+st.global.u32 [%rd1], %r4;
+"""
+)
+
+
+def test_immediate_takes_the_slot() -> None:
+    """``mad.lo %r4, %r2, 4, %r3`` is ``IMAD R, R2, 0x4, R3``: the immediate takes the one
+    UR source slot, so uniform %r2 is needed in R (a bridge, so demoted); as an add it
+    reads %r2 from UR."""
+    p = _plan(IMM_SLOT, 90)
+    assert p.webs["%r2"].file == "R"
+    assert "bridges" in p.webs["%r2"].why
+    no_imm = IMM_SLOT.replace("mad.lo.s32 %r4, %r2, 4, %r3", "add.s32 %r4, %r2, %r3")
+    assert _plan(no_imm, 90).webs["%r2"].file == "UR"
+
+
+BRANCH = _kernel(
+    """ld.param.u32 %r1, [n];
+setp.eq.s32 %p1, %r1, 0;
+@%p1 bra DONE;
+mov.u32 %r2, %ctaid.x;
+add.s32 %r3, %r2, %r1;
+setp.gt.s32 %p2, %r3, 5;
+@%p2 bra DONE;
+ld.param.u64 %rd1, [p];
+mov.u32 %r4, %tid.x;
+st.global.u32 [%rd1], %r4;
+DONE:
+"""
+)
+
+
+def test_compare_of_constants_feeding_a_branch_is_per_thread() -> None:
+    """``setp.eq %p1, <param>, 0; @%p1 bra``: one ISETP reading the parameter beats
+    UISETP + the PLOP3 moving UP into P; a compare of a computed uniform value stays UP."""
+    for sm in (80, 90):
+        p = _plan(BRANCH, sm)
+        assert p.webs["%p1"].file == "P"
+        assert "branches" in p.webs["%p1"].why
+        assert p.webs["%p2"].file == "UP"
+
+
+WGMMA_DESC = (
+    ".version 8.0\n.target sm_90a\n.address_size 64\n"
+    ".visible .entry k(.param .u64 p)\n{\n"
+    ".reg .b32 %r<4>; .reg .b64 %rd<4>; .reg .f32 %f<5>;\n"
+    "mov.u32 %r1, %ctaid.x;\n"
+    "cvt.u64.u32 %rd1, %r1;\n"
+    "or.b64 %rd2, %rd1, 4611686293338849280;\n"
+    "wgmma.fence.sync.aligned;\n"
+    "wgmma.mma_async.sync.aligned.m64n8k16.f32.f16.f16 {%f1, %f2, %f3, %f4}, %rd2, %rd2, "
+    "1, 1, 1, 0, 0;\n"
+    "ret;\n}\n"
+)
+
+
+def test_wgmma_descriptor_read_from_ur() -> None:
+    """A wgmma reads its 64-bit matrix descriptors from UR: the descriptor arithmetic
+    needs no bridge."""
+    p = _plan(WGMMA_DESC, 90)
+    assert p.webs["%rd2"].file == "UR"
+    assert not [b for b in p.bridges if b.reg == "%rd2"]
+
+
+CALL_ARG = (
+    HEAD + ".func (.param .b32 r) f(.param .b64 a)\n{\n.reg .b64 %rd<2>; .reg .b32 %r<2>;\n"
+    "ld.param.u64 %rd1, [a];\nld.u32 %r1, [%rd1];\nst.param.b32 [r], %r1;\nret;\n}\n"
+    ".visible .entry k(.param .u64 p)\n{\n.reg .b64 %rd<4>; .reg .b32 %r<4>;\n"
+    "ld.param.u64 %rd1, [p];\nmov.u32 %r1, %ctaid.x;\nmul.wide.u32 %rd2, %r1, 4;\n"
+    "add.s64 %rd3, %rd1, %rd2;\n"
+    "{\n.param .b64 a0;\n.param .b32 r0;\nst.param.b64 [a0], %rd3;\n"
+    "call.uni (r0), f, (a0);\nld.param.b32 %r2, [r0];\n}\n"
+    "ret;\n}\n"
+)
+
+
+def test_call_argument_is_a_copy_that_reads_ur() -> None:
+    """``st.param`` of an outgoing argument is the copy into the ABI register (a MOV that
+    may read UR): a uniform pointer computed for it stays in UR (ptxas: UIADD3, then
+    ``MOV R4, UR4`` for the call)."""
+    mod = lift_module(parse(CALL_ARG, "t.ptx"))
+    st = [i for b in mod.func("k").blocks for i in b.insts if i.ast.opcode == "st"]
+    assert sass_class(st[0]) == "MOV"
+    p = _plan(CALL_ARG, 90)
+    assert p.webs["%rd3"].file == "UR"
+
+
+LEAF_CMP = _kernel(
+    """ld.param.u32 %r1, [n];
+mov.u32 %r2, %ctaid.y;
+setp.ge.s32 %p1, %r2, %r1;
+@%p1 bra DONE;
+ld.param.u64 %rd1, [p];
+mov.u32 %r4, %tid.x;
+st.global.u32 [%rd1], %r4;
+DONE:
+"""
+)
+
+
+def test_special_register_leaf_compare_per_sm() -> None:
+    """``setp.ge %p1, %ctaid.y, <param>`` read only by a branch: sm_90 compares
+    per-thread (``ISETP.LE.AND P0, PT, R4, UR4``), sm_80 keeps UISETP into UP."""
+    assert _plan(LEAF_CMP, 90).webs["%p1"].file == "P"
+    assert _plan(LEAF_CMP, 80).webs["%p1"].file == "UP"
+
+
+FOLD = _kernel(
+    """mov.u32 %r1, %ctaid.x;
+mov.u32 %r2, %ntid.x;
+mul.lo.s32 %r3, %r1, %r2;
+mov.u32 %r4, %tid.x;
+add.s32 %r5, %r3, %r4;
+ld.param.u64 %rd1, [p];
+st.global.u32 [%rd1], %r5;
+"""
+)
+
+
+def test_uniform_multiply_folds_into_per_thread_add() -> None:
+    """``mul.lo %r3, %ctaid, %ntid; add %r5, %r3, %tid`` is one per-thread IMAD: the
+    product is not a UR; on sm_90 %ctaid takes the UR slot (S2UR) and %ntid is a
+    per-thread LDC, on sm_80 %ntid is the c[0x0][0x0] operand and %ctaid comes by S2R."""
+    p90 = _plan(FOLD, 90)
+    assert p90.webs["%r3"].file == "R" and "folded" in p90.webs["%r3"].why
+    assert p90.webs["%r1"].file == "UR" and p90.webs["%r2"].file == "R"
+    p80 = _plan(FOLD, 80)
+    assert p80.webs["%r1"].file == "R"
+
+
+TOLERATE = _kernel(
+    """mov.u32 %r1, %ctaid.x;
+add.s32 %r2, %r1, 3;
+add.s32 %r3, %r1, 5;
+xor.b32 %r4, %r2, %r3;
+ld.param.u64 %rd1, [p];
+mov.u32 %r5, %tid.x;
+mad.lo.s32 %r6, %r1, 4, %r5;
+add.s32 %r7, %r6, %r4;
+st.global.u32 [%rd1], %r7;
+"""
+)
+
+
+def test_tolerate_bridges_variant() -> None:
+    """%ctaid has two uniform readers and one reader that needs it in R (the IMAD's
+    slot holds 0x4): strict demotes it, the tolerant variant keeps UR plus a UR2R."""
+    assert _plan(TOLERATE, 90).webs["%r1"].file == "R"
+    mod = lift_module(parse(TOLERATE, "t.ptx"))
+    md = analyze_module(mod)
+    p = plan_function(mod.func("k"), md.funcs["k"], 90, tolerate_bridges=True)
+    assert p.webs["%r1"].file == "UR"
+    assert any(b.kind == "UR2R" and b.reg == "%r1" for b in p.bridges)
+
+
+REMAT = _kernel(
+    """ld.param.u32 %r1, [n];
+mov.u32 %r2, %ctaid.x;
+add.s32 %r3, %r2, %r1;
+add.s32 %r4, %r3, %r1;
+mov.u32 %r5, %tid.x;
+add.s32 %r6, %r5, %r4;
+ld.param.u64 %rd1, [p];
+st.global.u32 [%rd1], %r6;
+"""
+)
+
+
+def test_constants_are_rematerialised_not_live() -> None:
+    """A parameter read by uniform instructions is ULDC'd at each reader: it holds no
+    live range, so it neither counts against the budget nor widens the UR count."""
+    mod = lift_module(parse(REMAT, "t.ptx"))
+    md = analyze_module(mod)
+    p = plan_function(mod.func("k"), md.funcs["k"], 90, ur_budget=2)
+    assert p.budget_demoted == 0
+    assert {p.webs[r].file for r in ("%r1", "%r2", "%r3", "%r4")} == {"UR"}
+    # peak at ``add %r3, %r2, %r1``: %r2, %r3 and the reloaded %r1; + the descriptor
+    assert p.ur_count == 3 + 1

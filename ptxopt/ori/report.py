@@ -20,11 +20,20 @@ from ptxopt.ori.view import sass_class
 __all__ = ["module_plans", "regfiles_report", "format_regfiles", "format_ori"]
 
 
-def module_plans(mod: IRModule, md: Any, arch: str, *, max_attempts: int = 5) -> list[FuncPlan]:
+def module_plans(
+    mod: IRModule, md: Any, arch: str, *, max_attempts: int = 5, tolerate_bridges: bool = False
+) -> list[FuncPlan]:
     sm = sm_number(arch)
     debug = "debug" in mod.ast.target
     return [
-        plan_function(f, md.funcs[f.name], sm, max_attempts=max_attempts, debug=debug)
+        plan_function(
+            f,
+            md.funcs[f.name],
+            sm,
+            max_attempts=max_attempts,
+            debug=debug,
+            tolerate_bridges=tolerate_bridges,
+        )
         for f in mod.funcs
     ]
 

@@ -35,7 +35,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from ptxopt.analysis.divergence import Divergence
-from ptxopt.ir.core import Func, Inst
+from ptxopt.ir.core import Func, Inst, Value
 from ptxopt.ori.capability import (
     UP_BUDGET,
     UR_BUDGET,
@@ -44,6 +44,7 @@ from ptxopt.ori.capability import (
     uniform_form,
 )
 from ptxopt.ori.view import Web, build_webs, sass_class
+from ptxopt.ptx.ast import Imm
 
 __all__ = [
     "Bridge",
@@ -59,6 +60,7 @@ __all__ = [
 FNV_PRIME = 0x01000193
 FNV_BASIS = 0x811C9DC5
 _NARROW = ("MOV",)  # copies the BFS walks through
+_GLOBAL_MEM = ("LDG", "STG", "ATOMG", "LD", "ST")
 
 
 def fnv1a(key: int) -> int:
@@ -167,6 +169,11 @@ class _Ctx:
     web_id: dict[str, int]
     leaf_rule: bool = False
     leaf_exempt: tuple[str, ...] = ("S2R",)
+    slot: dict[int, str] = field(default_factory=dict)  # id(inst) -> _slot_taker
+    consts: set[str] = field(default_factory=set)  # webs that are constant operands
+    folded: set[int] = field(default_factory=set)  # id(inst) of muls folded into an add
+    tolerate_bridges: bool = False
+    uread: dict[str, bool] = field(default_factory=dict)  # _read_uniformly cache
 
 
 def _line(inst: Inst) -> int:
@@ -181,6 +188,145 @@ def _def_web(inst: Inst, ctx: _Ctx) -> Web | None:
     return None
 
 
+def _constant_webs(webs: dict[str, Web], cls: dict[int, str]) -> set[str]:
+    """Webs whose value is a constant operand rather than a computed register: every
+    write is a constant-bank read (``ld.param`` of a kernel parameter, ``%ntid``), a
+    ``mov`` of an immediate, or an identity of such a web (``mov``, and
+    ``cvta.to.global`` -- the global window is the generic one, so ptxas emits nothing
+    and the reader takes ``c[0x0][0x160]`` itself).  Such a value materialises in UR
+    only for a uniform reader (ULDC / UMOV), never by itself."""
+    out: set[str] = set()
+    changed = True
+    rounds = 0
+    while changed and rounds < 4:  # chains of identities are short (param -> cvta)
+        changed = False
+        rounds += 1
+        for w in webs.values():
+            if w.name in out or not w.defs:
+                continue
+            ok = True
+            for d in w.defs:
+                c = cls[id(d)]
+                if c == "LDC":
+                    continue
+                vals = list(d.operand_values())
+                ident = c == "MOV" or d.ast.name.startswith("cvta.to.global")
+                if ident and not vals and d.ast.opcode == "mov":
+                    if any(isinstance(o, Imm) for o in d.ast.operands):
+                        continue  # mov of an immediate
+                if ident and len(vals) == 1 and vals[0].var in out and vals[0].kind != "special":
+                    continue
+                ok = False
+                break
+            if ok:
+                out.add(w.name)
+                changed = True
+    return out
+
+
+def _folded_multiplies(webs: dict[str, Web], ctx: _Ctx) -> set[int]:
+    """Uniform 32-bit ``mul.lo`` whose one reader is a per-thread ``add``: ptxas
+    fuses the pair into one per-thread IMAD (``mul.lo %r15, %ctaid, %ntid; add %r4,
+    %r15, %tid`` -> ``IMAD R0, R3, UR4, R6``), so the product is never a register of its
+    own and its sources are read by a per-thread instruction with one UR slot."""
+    out: set[int] = set()
+    for w in webs.values():
+        if len(w.defs) != 1 or len(w.uses) != 1:
+            continue
+        d = w.defs[0]
+        if d.ast.opcode != "mul" or ctx.cls[id(d)] != "IMAD" or ".lo" not in d.ast.mods:
+            continue
+        if w.width != 1:
+            continue  # a 64-bit product splits: low half per-thread, high half UIMAD
+        r = w.uses[0].inst
+        if r.ast.opcode != "add" or ctx.cls[id(r)] != "IADD3" or w.uses[0].slot < 0:
+            continue
+        if not r.defs or all(ctx.div.is_uniform(x) for x in r.defs):
+            continue
+        if any(ctx.div.is_varying(v) for v in w.values):
+            continue
+        out.add(id(d))
+    return out
+
+
+def _read_uniformly(s: Web, ctx: _Ctx) -> bool:
+    """Some uniform instruction (not a folded multiply) reads ``s`` (cached per web)."""
+    hit = ctx.uread.get(s.name)
+    if hit is None:
+        hit = ctx.uread[s.name] = any(
+            bool(u.inst.defs)
+            and id(u.inst) not in ctx.folded
+            and all(ctx.div.is_uniform(x) for x in u.inst.defs)
+            for u in s.uses
+        )
+    return hit
+
+
+def _slot_taker(c: Inst, ctx: _Ctx) -> str:
+    """The operand that already occupies the one UR/constant source slot of the
+    per-thread instruction ``c`` ('' when the slot is free): a non-zero immediate of
+    an instruction that also reads two registers (``mad.lo %r, %u, 4, %tid`` becomes
+    ``IMAD R, R_u, 0x4, R_tid``; zero is RZ and takes no slot), or a constant-bank
+    value (a parameter, ``%ntid``).  On sm_75-89 the constant is a ``c[bank][offset]``
+    operand (``IMAD R2, R2, c[0x0][0x0], R3``: ``%ctaid`` then comes in R by ``S2R``);
+    on sm_90 ptxas gives the slot to the computed uniform value and loads the constant
+    into R (``LDC R7, c[0x0][RZ]; IMAD R7, R7, UR4, R0``) unless uniform instructions
+    read the constant too (then it is ULDC'd into a UR that takes the slot).  A uniform
+    register source of ``c`` that finds the slot taken needs R."""
+    hit = ctx.slot.get(id(c))
+    if hit is not None:
+        return hit
+    regs = [u for u in c.uses if isinstance(u, Value)]
+    taker = ""
+    for v in regs:
+        s = ctx.webs.get(v.var)
+        if s is not None and s.name in ctx.consts:
+            if ctx.sm < 90 or _read_uniformly(s, ctx):
+                taker = s.name
+                break
+    else:
+        if len(regs) >= 2 and any(isinstance(o, Imm) and o.value != 0 for o in c.ast.operands):
+            taker = "<immediate>"
+    ctx.slot[id(c)] = taker
+    return taker
+
+
+def _branch_only_compare(w: Web, ctx: _Ctx) -> bool:
+    """A uniform compare read only by branch guards whose register sources are constant
+    operands (parameters, immediates) -- on sm_90 also one special-register read (``mov
+    %ctaid``) that nothing else reads: ptxas computes it per-thread (``ISETP.NE.U32.AND
+    P0, PT, RZ, UR4`` / ``ISETP.LE.AND P0, PT, R4, UR4``, one instruction) instead of
+    UISETP into UP plus the PLOP3 that moves UP into the P a branch reads.  A compare
+    of a computed uniform value stays UP (``UISETP ... ; PLOP3.LUT P0, ..., UP0``)."""
+    if not w.is_pred or not w.uses or not w.defs:
+        return False
+    if any(u.slot != -1 or ctx.cls[id(u.inst)] != "BRA" for u in w.uses):
+        return False
+    for d in w.defs:
+        if ctx.cls[id(d)] != "ISETP":
+            return False
+        leaves = 0
+        for v in d.uses:
+            if not isinstance(v, Value):
+                continue
+            s = ctx.webs.get(v.var)
+            if s is not None and s.name in ctx.consts:
+                continue
+            if (
+                ctx.sm >= 90
+                and s is not None
+                and len(s.defs) == 1
+                and ctx.cls[id(s.defs[0])] == "S2R"
+                and all(u.inst is d for u in s.uses)
+            ):
+                leaves += 1
+                continue
+            return False
+        if leaves > 1:
+            return False
+    return True
+
+
 def _eligible(w: Web, ctx: _Ctx) -> str:
     """'' when ``w`` passes criteria 1, 2 and 4; otherwise the reason it does not."""
     if not w.defs or any(v.kind in ("param", "undef") for v in w.values):
@@ -191,10 +337,14 @@ def _eligible(w: Web, ctx: _Ctx) -> str:
         c = ctx.cls[id(d)]
         if uniform_form(c, ctx.sm) is None:
             return f"{c} has no uniform form on sm_{ctx.sm}"
-        if len(d.defs) > 1 and c not in ("IMAD", "IADD3", "LDC", "ISETP"):
+        if len(d.defs) > 1 and c not in ("IMAD", "IADD3", "LDC", "ISETP", "MOV"):
             return f"{c} writes several registers"
     if w.width > 2:
         return "wider than 64 bits"
+    if len(w.defs) == 1 and id(w.defs[0]) in ctx.folded:
+        return "multiply folded into the per-thread add that reads it (IMAD)"
+    if _branch_only_compare(w, ctx):
+        return "compare read only by branches: ISETP reads the uniform source"
     if w.width == 2 and not ctx.cutlass:
         for u in w.uses:
             if u.address and ctx.cls[id(u.inst)] in ("LDG", "STG", "ATOMG", "LD", "ST"):
@@ -233,9 +383,16 @@ def _cost(w: Web, ur: set[str], ctx: _Ctx, claims: dict[int, str], out: list[Bri
                 if ctx.pos[id(c)] < def_pos:
                     bridges += 1  # a loop-carried read before the definition
                 continue
+            if cur.name in ctx.consts:
+                # read as a c[bank][offset] / immediate operand: no bridge, but the
+                # operand occupies the reader's one UR/constant slot
+                claims.setdefault(id(c), _slot_taker(c, ctx) or cur.name)
+                continue
+            if cc == "MMA" and cur.width == 2 and c.ast.opcode.startswith("wgmma"):
+                continue  # a wgmma matrix descriptor is read from UR
             shared = cc in ("LDS", "STS", "ATOMS")
             if accepts_ur_source(cc) and shared == u.address:
-                owner = claims.setdefault(id(c), cur.name)
+                owner = claims.setdefault(id(c), _slot_taker(c, ctx) or cur.name)
                 if owner == cur.name:
                     continue
             if ctx.cutlass and u.address and cc in ("LDG", "STG", "ATOMG", "LD", "ST"):
@@ -249,12 +406,14 @@ def _cost(w: Web, ur: set[str], ctx: _Ctx, claims: dict[int, str], out: list[Bri
             s = ctx.webs.get(v.var)
             if s is None or s is w or s.name in ur:
                 continue
-            if all(ctx.cls[id(sd)] == "LDC" for sd in s.defs) and s.defs:
+            if s.name in ctx.consts:
                 continue
             bridges += 1
             out.append(Bridge("R2UR", s.name, _line(d)))
     if ctx.leaf_rule and uniform_readers == 0 and ctx.cls[id(w.defs[0])] not in ctx.leaf_exempt:
         bridges += 1  # read only by per-thread instructions: computed in R directly
+    if ctx.tolerate_bridges and bridges and uniform_readers > bridges:
+        return 1  # the variant that lets uniform readers outvote the bridges
     return 1 + bridges
 
 
@@ -305,11 +464,18 @@ def _interval(w: Web, ctx: _Ctx) -> tuple[int, int]:
 
 
 def _pressure(ws: list[Web], ctx: _Ctx) -> int:
+    """Peak number of live registers of ``ws`` in program order; a constant operand is
+    live only at each of its readers (ptxas reloads it there)."""
     ev: list[tuple[int, int]] = []
     for w in ws:
-        lo, hi = _interval(w, ctx)
-        ev.append((lo, w.width))
-        ev.append((hi + 1, -w.width))
+        spans = (
+            [(ctx.pos[id(u.inst)],) * 2 for u in w.uses]
+            if w.name in ctx.consts
+            else [_interval(w, ctx)]
+        )
+        for lo, hi in spans:
+            ev.append((lo, w.width))
+            ev.append((hi + 1, -w.width))
     ev.sort()
     cur = best = 0
     for _, d in ev:
@@ -329,10 +495,14 @@ def plan_function(
     up_budget: int = UP_BUDGET,
     cutlass_override: bool = True,
     debug: bool = False,
+    tolerate_bridges: bool = False,
 ) -> FuncPlan:
     """The register file of every web of ``func`` at target ``sm`` (see module doc).
     ``debug``: the module's ``.target`` says ``debug`` (ptxas then compiles without
-    optimisation and phase 74 does not run)."""
+    optimisation and phase 74 does not run).  ``tolerate_bridges``: a web whose uniform
+    readers outnumber the bridges it needs keeps UR (a measured variant, not the
+    default: ptxas does pay such bridges -- ``S2UR UR6; IMAD.U32 R5, RZ, RZ, UR6`` --
+    but not always; see docs/uniform-registers.md)."""
     plan = FuncPlan(func.name, sm)
     webs = build_webs(func)
     pos: dict[int, int] = {}
@@ -348,6 +518,9 @@ def plan_function(
         func, div, sm, cutlass_override and "cutlass" in name, webs, pos, cls,
         {k: i for i, k in enumerate(webs)},
     )  # fmt: skip
+    ctx.tolerate_bridges = tolerate_bridges
+    ctx.consts = _constant_webs(webs, cls)
+    ctx.folded = _folded_multiplies(webs, ctx)
     why: dict[str, str] = {}
     ur: set[str] = set()
     if debug:
@@ -380,6 +553,8 @@ def plan_function(
         over = 0
         for k in keep:
             w = webs[k]
+            if k in ctx.consts:
+                continue  # rematerialised by a ULDC/UMOV at each reader: no live range
             lo, hi = _interval(w, ctx)
             budget = up_budget if w.is_pred else ur_budget
             t = trees[w.is_pred]
@@ -410,15 +585,17 @@ def plan_function(
             seen_b.add(key)
             uniq.append(br)
     plan.bridges = sorted(uniq, key=lambda b: (b.line, b.kind, b.reg))
-    for k in [k for k in ur if all(cls[id(d)] == "LDC" for d in webs[k].defs)]:
-        # a constant-bank read only materialises in UR for uniform readers (ULDC);
-        # per-thread readers take it as a c[bank][offset] operand
+    # a constant operand only materialises in UR for a uniform reader that is not
+    # itself a constant (ULDC / UMOV); per-thread readers take it as a c[bank][offset]
+    # or immediate operand.  Identities of constants (cvta.to.global) chain, so settle
+    # from the end of each chain backwards.
+    for k in sorted((k for k in ur if k in ctx.consts), key=lambda k: -first[k]):
         if not any(
             (x := _def_web(u.inst, ctx)) is not None and x.name in ur and x.name != k
             for u in webs[k].uses
         ):
             ur.discard(k)
-            why[k] = "constant-bank operand of per-thread readers"
+            why[k] = "constant operand of per-thread readers"
     for k, w in webs.items():
         lines = sorted({_line(d) for d in w.defs})
         c = cls[id(w.defs[0])] if w.defs else ""
@@ -431,5 +608,10 @@ def plan_function(
     ur_ws = [webs[k] for k in ur if not webs[k].is_pred]
     up_ws = [webs[k] for k in ur if webs[k].is_pred]
     plan.ur_count = _pressure(ur_ws, ctx)
+    if has_uniform_file(sm) and any(c in _GLOBAL_MEM for c in cls.values()):
+        # the 64-bit global memory descriptor (ULDC.64 URx, c[0x0][0x118] / [0x208]),
+        # loaded once and named once (desc[URx]) in any function that touches global
+        # or generic memory
+        plan.ur_count += 1
     plan.up_count = _pressure(up_ws, ctx)
     return plan

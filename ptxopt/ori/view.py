@@ -132,6 +132,8 @@ def sass_class(inst: Inst) -> str:
         return {".shared": "LDS", ".global": "LDG", ".local": "LDL"}.get(sp or "", "LD")
     if name == "st":
         sp = info.space
+        if sp == ".param":
+            return "MOV"  # an outgoing call argument: a copy into the ABI register
         return {".shared": "STS", ".global": "STG", ".local": "STL"}.get(sp or "", "ST")
     if name in ("atom", "red"):
         return "ATOMS" if info.space == ".shared" else "ATOMG"
