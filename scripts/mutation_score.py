@@ -50,7 +50,7 @@ TESTS = {
     "ir": ["test_ssa.py", "test_ir_edit.py", "test_ir_units.py", "test_verifier.py",
            "test_random_programs.py", "test_golden.py"],
     "analysis": ["test_graph_analyses.py", "test_divergence.py", "test_uniformity_checker.py",
-                 "test_analysis_manager.py", "test_analysis_units.py"],
+                 "test_analysis_manager.py", "test_analysis_units.py", "test_lane_bits.py"],
     "sim": ["test_sim.py", "test_sim_ext.py", "test_sim_cvt.py", "test_uniformity_checker.py",
             "test_sim_launch.py"],
     "transforms": ["test_divergence.py", "test_knobs_phases.py", "test_pass_registry.py",
