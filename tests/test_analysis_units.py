@@ -171,3 +171,67 @@ def test_a_phi_of_a_varying_operand_says_which() -> None:
         "loop desynchronised"
     )
     assert steps[-1][1] == "special register %tid.x differs per lane"
+
+
+def test_check_graph_takes_node_0_as_the_entry() -> None:
+    from ptxopt.analysis.graph import check_graph
+
+    check_graph([[]])  # one node: the default entry 0 is inside
+    with pytest.raises(ValueError, match=r"^entry node 1 is outside 0\.\.0$"):
+        check_graph([[]], 1)
+    with pytest.raises(ValueError, match=r"^edge 0->2 leaves the graph of 2 nodes$"):
+        check_graph([[2], []])
+
+
+def test_a_lane_mask_only_grows() -> None:
+    """Marking a refined value again joins the masks (bits that may differ only add up)."""
+    from ptxopt.analysis.divergence import FuncEnv, _Propagator
+
+    fn = lift_module(parse(KERNEL)).funcs[0]
+    prop = _Propagator(fn, FuncEnv.conservative(fn), None)
+    v = next(v for v in fn.values() if v.var == "%r1")
+    why = ("seed", -1, "test")
+    assert prop.mask_of(v) == 0
+    prop.mark_partial(v, why, 0x1)
+    prop.mark_partial(v, why, 0x10)
+    assert prop.mask_of(v) == 0x11
+    prop.mark_partial(v, why, 0x1)
+    assert prop.mask_of(v) == 0x11
+    prop.mark(v, why)
+    assert prop.mask_of(v) is None
+
+
+IMPURE_LOOP = """.version 8.0
+.target sm_80
+.address_size 64
+.visible .entry k(.param .u64 out)
+{
+\t.reg .pred %p<2>;
+\t.reg .b32 %r<8>;
+\t.reg .b64 %rd<2>;
+\tmov.u32 %r1, %tid.x;
+\tld.param.u64 %rd1, [out];
+\tmov.u32 %r3, 0;
+LOOP:
+\tld.global.u32 %r5, [%rd1];
+\tadd.u32 %r3, %r3, 1;
+\tsetp.lt.u32 %p1, %r3, %r1;
+\t@%p1 bra LOOP;
+\tst.global.u32 [%rd1], %r5;
+\tret;
+}
+"""
+
+
+def test_an_impure_value_leaving_a_divergent_loop_says_why() -> None:
+    from ptxopt.report.analyze_cli import analyze_text
+
+    mod, md, rep = analyze_text(IMPURE_LOOP, "i.ptx")
+    fn = mod.funcs[0]
+    r5 = next(v for v in fn.values() if v.var == "%r5")
+    steps = md.funcs["k"].explain(r5)
+    assert steps[0][1] == (
+        "impure result recomputed per lane group under the divergent branch at line 16"
+    )
+    assert steps[-1][1] == "special register %tid.x differs per lane"
+    assert rep["functions"][0]["registers"]["%r5"] == "varying"
