@@ -235,3 +235,85 @@ def test_an_impure_value_leaving_a_divergent_loop_says_why() -> None:
     )
     assert steps[-1][1] == "special register %tid.x differs per lane"
     assert rep["functions"][0]["registers"]["%r5"] == "varying"
+
+
+REFINED_IN_LOOP = """.version 8.0
+.target sm_80
+.address_size 64
+.visible .entry k(.param .u64 out, .param .u32 n)
+.maxntid 128, 1, 1
+{
+\t.reg .pred %p<2>;
+\t.reg .b32 %r<12>;
+\t.reg .b64 %rd<2>;
+\tld.param.u64 %rd1, [out];
+\tld.param.u32 %r9, [n];
+\tmov.u32 %r1, %tid.x;
+\tmov.u32 %r2, 0;
+\tmov.u32 %r6, 0;
+LOOP:
+\tor.b32 %r4, %r1, %r2;
+\tshr.u32 %r5, %r4, 5;
+\tshl.b32 %r7, %r1, 6;
+\tadd.u32 %r2, %r2, %r7;
+\tadd.u32 %r6, %r6, 1;
+\tsetp.lt.u32 %p1, %r6, %r9;
+\t@%p1 bra LOOP;
+\tst.global.u32 [%rd1], %r5;
+\tret;
+}
+"""
+
+
+def test_a_refined_value_is_re_evaluated_when_an_operand_becomes_varying() -> None:
+    """%r4 first looks like tid.x | uniform (only lane bits differ, so %r5 = %r4 >> 5 is
+    uniform); the loop then makes %r2 = tid.x << 6 varying, and %r5 with it."""
+    from ptxopt.report.analyze_cli import analyze_text
+
+    _, _, rep = analyze_text(REFINED_IN_LOOP, "r.ptx")
+    regs = rep["functions"][0]["registers"]
+    assert regs["%r2"] == regs["%r4"] == regs["%r5"] == "varying"
+    assert regs["%r6"] == "uniform"
+
+
+COND_RET = """.version 8.0
+.target sm_80
+.address_size 64
+.func (.reg .u32 res) f()
+{
+\t.reg .pred %p<2>;
+\t.reg .b32 %r<4>;
+\tmov.u32 %r1, %tid.x;
+\tsetp.lt.u32 %p1, %r1, 5;
+\tmov.u32 res, 1;
+\t@%p1 ret;
+\tmov.u32 res, 2;
+\tret;
+}
+"""
+
+
+def test_a_varying_conditional_return_of_a_func_diverges() -> None:
+    """Lanes leave ``f`` at two returns with different constants: the returned value is
+    varying although each definition is uniform."""
+    from ptxopt.analysis.divergence import analyze_module
+
+    mod = lift_module(parse(COND_RET))
+    res = analyze_module(mod).funcs["f"]
+    fn = mod.funcs[0]
+    term = fn.blocks[0].terminator
+    assert term is not None and term.opcode == "ret"
+    assert res.branch_divergent(0)
+    assert res.ret_varying == [True]
+
+
+def test_the_default_budget_scales_with_the_function() -> None:
+    from ptxopt.analysis.divergence import FuncEnv, analyze_function
+
+    fn = lift_module(parse(REFINED_IN_LOOP)).funcs[0]
+    ninst = sum(len(b.insts) + len(b.phis) for b in fn.blocks)
+    res = analyze_function(fn, FuncEnv.conservative(fn))
+    assert res.stats.budget == 8 * (fn.next_id + ninst) + 1024 and not res.stats.budget_hit
+    tight = analyze_function(fn, FuncEnv.conservative(fn), budget=1)
+    assert tight.stats.budget_hit
+    assert all(tight.is_varying(v) for v in fn.values())
