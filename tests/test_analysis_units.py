@@ -317,3 +317,32 @@ def test_the_default_budget_scales_with_the_function() -> None:
     tight = analyze_function(fn, FuncEnv.conservative(fn), budget=1)
     assert tight.stats.budget_hit
     assert all(tight.is_varying(v) for v in fn.values())
+
+
+CALL_NO_RET = """.version 8.0
+.target sm_80
+.address_size 64
+.func g(.reg .u32 x)
+{
+\t.reg .b32 %r<2>;
+\tadd.u32 %r1, x, 1;
+\tret;
+}
+.visible .entry k(.param .u32 n)
+{
+\t.reg .b32 %r<4>;
+\tld.param.u32 %r1, [n];
+\tcall g, (%r1);
+\tret;
+}
+"""
+
+
+def test_a_call_without_results_names_its_callee_and_arguments() -> None:
+    from ptxopt.analysis.divergence_calls import call_sites
+
+    mod = lift_module(parse(CALL_NO_RET))
+    k = mod.func("k")
+    (site,) = call_sites(k)
+    r1 = next(v for v in k.values() if v.var == "%r1")
+    assert site.callee == "g" and site.args == [r1] and site.rets == []
