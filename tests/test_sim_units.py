@@ -1,0 +1,43 @@
+"""Small contracts of the interpreter: the popcount fallback for numpy without
+``bitwise_count`` (numpy 1.x, which ``pyproject.toml`` admits), and the error for a
+``brx.idx`` without a branch table."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from ptxopt.sim import SimError, launch
+from ptxopt.sim.ops.bits import _popcount
+
+
+@pytest.mark.parametrize("size", [4, 8])
+def test_popcount_fallback_without_bitwise_count(
+    size: int, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    vals = [0, 1, 0x80000000, 0xFFFFFFFF, 0x12345678]
+    if size == 8:
+        vals += [0xFFFFFFFFFFFFFFFF, 0x8000000000000001]
+    want = [bin(v).count("1") for v in vals]
+    a = np.array(vals, dtype=np.uint64 if size == 8 else np.uint32)
+    assert _popcount(a, size).tolist() == want
+    monkeypatch.delattr(np, "bitwise_count", raising=False)
+    got = _popcount(a, size)
+    assert got.dtype == np.uint32 and got.tolist() == want
+
+
+def test_brx_idx_without_a_table_is_an_interpreter_error() -> None:
+    text = """.version 8.0
+.target sm_80
+.address_size 64
+.visible .entry k()
+{
+\t.reg .b32 %r<3>;
+T: .branchtargets A;
+\tbrx.idx %r1;
+A:
+\tret;
+}
+"""
+    with pytest.raises(SimError, match=r"brx\.idx needs a \.branchtargets table"):
+        launch(text, "k", 1, 1, [])
