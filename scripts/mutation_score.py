@@ -53,8 +53,8 @@ TESTS = {
                  "test_analysis_manager.py", "test_analysis_units.py", "test_lane_bits.py",
                  "test_lane_bits_table.py"],
     "sim": ["isa/test_edge_values.py", "test_sim.py", "test_sim_ext.py", "test_sim_cvt.py",
-            "test_uniformity_checker.py", "test_sim_launch.py", "test_sim_stack.py", "test_sim_units.py",
-            "test_isa_regressions.py"],
+            "test_uniformity_checker.py", "test_sim_launch.py", "test_sim_stack.py",
+            "test_sim_units.py", "test_isa_regressions.py"],
     "transforms": ["test_divergence.py", "test_knobs_phases.py", "test_pass_registry.py",
                    "test_fuzz_kernels.py"],
 }  # fmt: skip
