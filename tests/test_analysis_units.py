@@ -346,3 +346,11 @@ def test_a_call_without_results_names_its_callee_and_arguments() -> None:
     (site,) = call_sites(k)
     r1 = next(v for v in k.values() if v.var == "%r1")
     assert site.callee == "g" and site.args == [r1] and site.rets == []
+
+
+def test_immediate_dominators_start_at_node_0() -> None:
+    from ptxopt.analysis.dominators import immediate_dominators
+
+    # 0 -> 1 -> 2, 0 -> 2; node 3 unreachable
+    assert immediate_dominators([[1, 2], [2], [], [2]]) == ([0, 0, 0, -1], [0, 1, 2])
+    assert immediate_dominators([[1, 2], [2], [], [2]], 3) == ([-1, -1, 3, 3], [3, 2])
