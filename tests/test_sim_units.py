@@ -41,3 +41,27 @@ A:
 """
     with pytest.raises(SimError, match=r"brx\.idx needs a \.branchtargets table"):
         launch(text, "k", 1, 1, [])
+
+
+def test_sm_specials_describe_one_sm() -> None:
+    """The interpreter models one SM: %smid is 0 and %nsmid is 1 for every thread."""
+    text = """.version 8.0
+.target sm_80
+.address_size 64
+.visible .entry k(.param .u64 out)
+{
+\t.reg .b32 %r<4>;
+\t.reg .b64 %rd<4>;
+\tld.param.u64 %rd1, [out];
+\tmov.u32 %r1, %smid;
+\tmov.u32 %r2, %nsmid;
+\tmov.u32 %r3, %tid.x;
+\tmul.wide.u32 %rd2, %r3, 8;
+\tadd.s64 %rd3, %rd1, %rd2;
+\tst.global.v2.u32 [%rd3], {%r1, %r2};
+\tret;
+}
+"""
+    out = np.full(8, 7, np.uint32)
+    launch(text, "k", 1, 4, [out])
+    assert out.tolist() == [0, 1] * 4
