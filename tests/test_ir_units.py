@@ -121,3 +121,48 @@ def test_replace_uses_follows_guards_olds_carries_and_phis() -> None:
     assert replace_uses(fn, first, new) >= 1 and phi.incoming[0] is new
     assert replace_uses(fn, new, Imm(3, "3")) >= 1  # ordinary slots only
     assert guarded.olds == [new] and phi.incoming[0] is new
+
+
+SPECIALS_AND_UNDEF = """.version 8.0
+.target sm_80
+.address_size 64
+.visible .entry k(.param .u64 out)
+{
+\t.reg .b32 %r<10>;
+\t.reg .b64 %rd<4>;
+\tld.param.u64 %rd1, [out];
+\tmov.u32 %r1, %tid.x;
+\tmov.u64 %rd2, %globaltimer;
+\tmov.u32 %r4, %lanemask_lt;
+\tadd.u32 %r5, %r1, 1;
+\tbra B;
+B:
+\tadd.u32 %r3, %r9, %r5;
+\tadd.u32 %r6, %r3, %r1;
+\tst.global.u32 [%rd1], %r6;
+\tret;
+}
+"""
+
+
+def test_special_registers_get_their_types() -> None:
+    fn = lift_module(parse(SPECIALS_AND_UNDEF)).funcs[0]
+    types = {name: v.type for name, v in fn.specials.items()}
+    assert types == {"%tid.x": ".u32", "%globaltimer": ".u64", "%lanemask_lt": ".b32"}
+
+
+def test_ssa_liveness_past_an_undefined_operand_and_within_a_block() -> None:
+    from ptxopt.ir.ssa_liveness import SsaLiveness
+
+    fn = lift_module(parse(SPECIALS_AND_UNDEF)).funcs[0]
+    live = SsaLiveness(fn)
+    val = {v.var: v for v in fn.values() if v.kind == "inst"}
+    r1, r3, r5 = val["%r1"], val["%r3"], val["%r5"]
+    b = r3.block
+    assert b is not None and b.index == 1
+    # %r5 is read after the undefined %r9 in B: live out of the entry block
+    assert r5.id in live.live_out[0] and r5.id in live.live_in[1]
+    assert r1.id in live.live_out[0]
+    # %r3 is defined at B's position 0 and read at position 1, and nowhere else
+    assert live.live_after(r3, 1, 0) and not live.live_after(r3, 1, 1)
+    assert not live.live_after(r5, 1, 0)
