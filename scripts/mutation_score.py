@@ -47,8 +47,8 @@ PACKAGES = ("ptx", "ir", "analysis", "sim", "transforms")
 TESTS = {
     "ptx": ["test_parser.py", "test_opcodes.py", "test_opcode_table.py", "test_golden.py",
             "test_printer_roundtrip.py"],
-    "ir": ["test_ssa.py", "test_ir_edit.py", "test_ir_units.py", "test_verifier.py",
-           "test_random_programs.py", "test_golden.py", "test_cssa.py"],
+    "ir": ["test_ir_units.py", "test_cssa_units.py", "test_ssa.py", "test_ir_edit.py",
+           "test_verifier.py", "test_random_programs.py", "test_golden.py", "test_cssa.py"],
     "analysis": ["test_analysis_units.py", "test_lane_bits_table.py", "test_analysis_manager.py",
                  "test_graph_analyses.py", "test_divergence.py", "test_uniformity_checker.py",
                  "test_lane_bits.py"],

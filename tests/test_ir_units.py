@@ -166,3 +166,14 @@ def test_ssa_liveness_past_an_undefined_operand_and_within_a_block() -> None:
     # %r3 is defined at B's position 0 and read at position 1, and nowhere else
     assert live.live_after(r3, 1, 0) and not live.live_after(r3, 1, 1)
     assert not live.live_after(r5, 1, 0)
+
+
+def test_new_def_belongs_to_its_instruction_and_block() -> None:
+    from ptxopt.ir.edit import new_def
+
+    fn = lift_module(parse(KERNEL)).funcs[0]
+    inst = next(i for i in fn.instructions() if i.defs)
+    v = new_def(fn, inst.defs[0].var, inst)
+    assert v.inst is inst and v.block is inst.block and v.kind == "inst"
+    other = fn.blocks[-1]
+    assert new_def(fn, inst.defs[0].var, inst, other).block is other
