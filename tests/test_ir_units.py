@@ -177,3 +177,35 @@ def test_new_def_belongs_to_its_instruction_and_block() -> None:
     assert v.inst is inst and v.block is inst.block and v.kind == "inst"
     other = fn.blocks[-1]
     assert new_def(fn, inst.defs[0].var, inst, other).block is other
+
+
+def test_rebuild_renames_texture_coordinates_and_negated_predicates() -> None:
+    from ptxopt.ir.operands import rebuild
+    from ptxopt.ptx.ast import Sel, Sym
+
+    tex = Addr(Sym("t"), 0, (Vec((Reg("%r1"), Reg("%r2"))),))
+    assert rebuild(tex, iter(["%r5", "%r6"])) == Addr(Sym("t"), 0, (Vec((Reg("%r5"), Reg("%r6"))),))
+    assert rebuild(Not(Reg("%p1")), iter(["%p2"])) == Not(Reg("%p2"))
+    assert rebuild(Sel(Reg("%r1"), "b1"), iter(["%r3"])) == Sel(Reg("%r3"), "b1")
+
+
+def test_a_type_with_only_unnumbered_registers_is_declared() -> None:
+    text = """.version 8.0
+.target sm_80
+.address_size 64
+.visible .entry k(.param .u32 n)
+{
+\t.reg .b32 %r<3>;
+\t.reg .pred %p, %q;
+\tld.param.u32 %r1, [n];
+\tsetp.eq.u32 %p, %r1, 0;
+\tsetp.eq.u32 %q, %r1, 1;
+\t@%p bra D;
+\t@%q bra D;
+D:
+\tret;
+}
+"""
+    out = print_ir_module(lift_module(parse(text)))
+    decl = next(ln.strip() for ln in out.splitlines() if ".reg .pred" in ln)
+    assert decl in (".reg .pred %p, %q;", ".reg .pred %q, %p;")
