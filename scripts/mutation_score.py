@@ -12,7 +12,7 @@ its own copy of the tracked tree (``build/mutation/PKG``), so packages can run s
 side.  Each mutant runs the tests of that package's fast subset (:data:`TESTS`) that
 cover the mutated function, stopping at the first failure.  ``--sample N`` runs a
 random sample of N mutants (seeded) instead of all of them: the score is then an
-estimate, printed with its 95 % interval.
+estimate, printed with its 95 % (Wilson) interval.
 
 ``recheck`` takes the survivors of a finished run, applies each mutant (``mutmut show``
 gives its diff) to a copy of the *current* tree and runs the package's test subset:
@@ -212,6 +212,18 @@ def _equivalent() -> dict[str, str]:
     return out
 
 
+def _wilson(k: int, n: int, z: float = 1.96) -> tuple[float, float]:
+    """The 95 % Wilson score interval of a proportion k/n (sound at 0 and n, where
+    the normal approximation collapses to a point)."""
+    if n == 0:
+        return 0.0, 1.0
+    p = k / n
+    d = 1 + z * z / n
+    c = (p + z * z / (2 * n)) / d
+    h = z * math.sqrt(p * (1 - p) / n + z * z / (4 * n * n)) / d
+    return max(0.0, c - h), min(1.0, c + h)
+
+
 def score(pkgs: list[str]) -> None:
     equivalent = _equivalent()
     print(f"{'package':12} {'killed':>7} {'surv.':>6} {'no test':>8} {'equiv.':>7} {'score':>7}")
@@ -240,9 +252,10 @@ def score(pkgs: list[str]) -> None:
                 c["other"] += 1
         total = c["killed"] + c["survived"] + c["no tests"] + c["other"]
         p = c["killed"] / total if total else 0.0
-        half = 1.96 * math.sqrt(p * (1 - p) / total) if total else 0.0
+        lo, hi = _wilson(c["killed"], total)
         est = (
-            f"  ({total} checked of a sample of {len(names)}: +/-{100 * half:.0f})"
+            f"  ({total} checked of a sample of {len(names)}: "
+            f"95 % interval {100 * lo:.0f}-{100 * hi:.0f} %)"
             if sample_file.exists()
             else ""
         )
