@@ -209,3 +209,26 @@ D:
     out = print_ir_module(lift_module(parse(text)))
     decl = next(ln.strip() for ln in out.splitlines() if ".reg .pred" in ln)
     assert decl in (".reg .pred %p, %q;", ".reg .pred %q, %p;")
+
+
+def test_a_branch_into_a_nested_block_says_where_the_label_is() -> None:
+    from ptxopt.ptx.ast import PtxError
+
+    text = KERNEL.replace("\tret;", "\tbra IN;\n\t{\nIN:\n\tret;\n\t}\n\tret;", 1)
+    line = next(i for i, ln in enumerate(text.splitlines(), 1) if ln == "IN:")
+    with pytest.raises(PtxError, match=f"declared inside a nested block at line {line};"):
+        lift_module(parse(text, "s.ptx"))
+
+
+def test_scope_renaming_reaches_pairs_and_selectors() -> None:
+    """Only the second register of a ``%p|%q`` pair and a selected video operand are
+    shadowed in the nested block: each keeps its other parts."""
+    text = KERNEL.replace(
+        "\tret;",
+        "\t{\n\t.reg .pred %p2;\n\t.reg .b32 %r4;\n\tmov.u32 %r4, 3;\n"
+        "\tsetp.lt.u32 %p1|%p2, %r4, 9;\n"
+        "\tvadd.u32.u32.u32 %r5, %r4.b1, %r2, %r2;\n\t}\n\tret;",
+        1,
+    )
+    out = print_ir_module(lift_module(parse(text, "s.ptx"))).replace("\t", "")
+    assert "|%p2_1, %r4_1, 9;" in out and "%r4_1.b1, " in out
