@@ -65,3 +65,25 @@ def test_sm_specials_describe_one_sm() -> None:
     out = np.full(8, 7, np.uint32)
     launch(text, "k", 1, 4, [out])
     assert out.tolist() == [0, 1] * 4
+
+
+def test_atomic_float_min_and_max() -> None:
+    text = """.version 8.0
+.target sm_90
+.address_size 64
+.visible .entry k(.param .u64 out)
+{
+\t.reg .f32 %f<6>;
+\t.reg .b64 %rd<2>;
+\tld.param.u64 %rd1, [out];
+\tmov.f32 %f1, 0f40400000;
+\tatom.global.max.f32 %f2, [%rd1], %f1;
+\tatom.global.min.f32 %f3, [%rd1+4], %f1;
+\tst.global.f32 [%rd1+8], %f2;
+\tst.global.f32 [%rd1+12], %f3;
+\tret;
+}
+"""
+    out = np.array([2.0, 5.0, 0.0, 0.0], np.float32)
+    launch(text, "k", 1, 1, [out])
+    assert out.tolist() == [3.0, 3.0, 2.0, 5.0]
