@@ -187,6 +187,13 @@ def test_rebuild_renames_texture_coordinates_and_negated_predicates() -> None:
     assert rebuild(tex, iter(["%r5", "%r6"])) == Addr(Sym("t"), 0, (Vec((Reg("%r5"), Reg("%r6"))),))
     assert rebuild(Not(Reg("%p1")), iter(["%p2"])) == Not(Reg("%p2"))
     assert rebuild(Sel(Reg("%r1"), "b1"), iter(["%r3"])) == Sel(Reg("%r3"), "b1")
+    one = Imm(1, "1")
+    for op, what in (
+        (Not(Reg("%p1")), "a negated predicate"),
+        (Sel(Reg("%r1"), "b1"), "a selected video operand"),
+    ):
+        with pytest.raises(ValueError, match=f"^cannot fold an immediate into {what}$"):
+            rebuild(op, iter([one]))
 
 
 def test_a_type_with_only_unnumbered_registers_is_declared() -> None:
