@@ -87,3 +87,27 @@ def test_atomic_float_min_and_max() -> None:
     out = np.array([2.0, 5.0, 0.0, 0.0], np.float32)
     launch(text, "k", 1, 1, [out])
     assert out.tolist() == [3.0, 3.0, 2.0, 5.0]
+
+
+@pytest.mark.parametrize(("kind", "want"), [("f16x2", 0x3C00C000), ("bf16x2", 0x3F80C000)])
+def test_cvt_packs_two_floats_into_a_half_pair(kind: str, want: int) -> None:
+    """``a`` (1.0) goes to the upper half, ``b`` (-2.0) to the lower one."""
+    text = f""".version 8.0
+.target sm_90
+.address_size 64
+.visible .entry k(.param .u64 out)
+{{
+\t.reg .f32 %f<3>;
+\t.reg .b32 %r<2>;
+\t.reg .b64 %rd<2>;
+\tld.param.u64 %rd1, [out];
+\tmov.f32 %f1, 0f3F800000;
+\tmov.f32 %f2, 0fC0000000;
+\tcvt.rn.{kind}.f32 %r1, %f1, %f2;
+\tst.global.u32 [%rd1], %r1;
+\tret;
+}}
+"""
+    out = np.zeros(1, np.uint32)
+    launch(text, "k", 1, 1, [out])
+    assert int(out[0]) == want
