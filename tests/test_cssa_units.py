@@ -3,7 +3,8 @@ statistics, the verbosity levels of the coalescer's log."""
 
 from __future__ import annotations
 
-from test_cssa import LOST_COPY, SWAP, lowered, movs
+from test_cssa import LOST_COPY, SWAP, lowered, movs, run
+from test_ssa import kernel
 
 from ptxopt.ir.cssa import CssaOptions
 
@@ -31,3 +32,29 @@ def test_interference_is_logged_from_verbosity_2() -> None:
         logs: list[str] = []
         lowered(SWAP, CssaOptions(level=2, verbosity=verbosity, log=logs.append))
         assert any("keep apart (interference)" in ln for ln in logs) is want
+
+
+COPY_THEN_UNARY = kernel(
+    """\tadd.u32 %r1, %r21, 3;
+\tmov.b32 %r2, %r1;
+\tsetp.lt.u32 %p1, %r21, 5;
+\t@%p1 bra $L_a;
+\tneg.s32 %r3, %r2;
+\tbra $L_j;
+$L_a:
+\tnot.b32 %r3, %r2;
+$L_j:
+\tst.global.u32 [%rd4], %r3;
+\tret;"""
+)
+
+
+def test_level_3_deletes_a_plain_copy_and_keeps_unary_operations() -> None:
+    """The copy ``mov %r2, %r1`` joins its source and disappears; ``neg`` and ``not``
+    read a register their result does not share, so they stay."""
+    opts = CssaOptions(level=3)
+    out, _ = lowered(COPY_THEN_UNARY, opts, fold=False)
+    ((_, st),) = opts.stats
+    assert st.movs_deleted == 1 and "mov.b32" not in out
+    assert "neg.s32" in out and "not.b32" in out
+    assert run(out) == run(COPY_THEN_UNARY)
