@@ -56,7 +56,8 @@ TESTS = {
             "test_uniformity_checker.py", "test_sim_launch.py", "test_sim_stack.py",
             "test_sim_units.py", "test_isa_regressions.py"],
     "transforms": ["test_divergence.py", "test_knobs_phases.py", "test_pass_registry.py",
-                   "test_ur_model.py", "test_report_passes.py", "test_fuzz_kernels.py"],
+                   "test_ur_model.py", "test_report_passes.py", "test_mark_uniform_branches.py",
+                   "test_fuzz_kernels.py"],
 }  # fmt: skip
 # mutmut's exit codes (mutmut.__main__.status_by_exit_code)
 KILLED = {1, 3, 36, -24, 24, 152, 255}  # a test failed, or the mutant timed out
