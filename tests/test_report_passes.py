@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from ptxopt.analysis.divergence import Divergence
+from ptxopt.analysis.divergence import Divergence, bind_module
 from ptxopt.analysis.manager import AnalysisManager
 from ptxopt.driver import optimize
 from ptxopt.ir.lift import lift_module
@@ -56,3 +56,39 @@ def test_a_debug_target_converts_nothing() -> None:
     debug = PROBE.replace(".target sm_75", ".target sm_75, debug")
     optimize(debug, "p.ptx", ["convert-to-uniform-reg"], arch="sm_90")
     assert PLANS["k"].converted == 0
+
+
+MARKED = """.version 8.0
+.target sm_90
+.address_size 64
+.func f()
+{
+ret;
+}
+.visible .entry k()
+{
+.reg .b32 %r<4>; .reg .pred %p1;
+mov.u32 %r1, %ctaid.x;
+shl.b32 %r2, %r1, 2;
+mov.u32 %r3, %tid.x;
+setp.lt.u32 %p1, %r3, %r2;
+.pragma "allowConvAlloc";
+@%p1 call f;
+call.uni f;
+ret;
+}
+"""
+
+
+def test_marker_counts_add_up() -> None:
+    mod = lift_module(parse(MARKED, "m.ptx"))
+    bind_module(mod)
+    fn = mod.func("k")
+    PLANS.pop("k", None)
+    m = InsertPseudoUseDefConvUr()
+    m.run(fn, AnalysisManager())
+    n = len(MARKERS["k"].markers)
+    d = len(MARKERS["k"].diagnostics)
+    assert n > 0 and m.stats == {"CONV.ALLOC markers": n, "diagnostics": d}
+    m.run(fn, AnalysisManager())
+    assert m.stats["CONV.ALLOC markers"] == 2 * n
