@@ -12,7 +12,7 @@ its own copy of the tracked tree (``build/mutation/PKG``), so packages can run s
 side.  Each mutant runs the tests of that package's fast subset (:data:`TESTS`) that
 cover the mutated function, stopping at the first failure.  ``--sample N`` runs a
 random sample of N mutants (seeded) instead of all of them: the score is then an
-estimate, printed with its 95 % interval.
+estimate, printed with its 95 % (Wilson) interval.
 
 ``recheck`` takes the survivors of a finished run, applies each mutant (``mutmut show``
 gives its diff) to a copy of the *current* tree and runs the package's test subset:
@@ -47,13 +47,16 @@ PACKAGES = ("ptx", "ir", "analysis", "sim", "transforms")
 TESTS = {
     "ptx": ["test_parser.py", "test_opcodes.py", "test_opcode_table.py", "test_golden.py",
             "test_printer_roundtrip.py"],
-    "ir": ["test_ssa.py", "test_ir_edit.py", "test_ir_units.py", "test_verifier.py",
-           "test_random_programs.py", "test_golden.py"],
-    "analysis": ["test_graph_analyses.py", "test_divergence.py", "test_uniformity_checker.py",
-                 "test_analysis_manager.py", "test_analysis_units.py"],
-    "sim": ["test_sim.py", "test_sim_ext.py", "test_sim_cvt.py", "test_uniformity_checker.py",
-            "test_sim_launch.py"],
+    "ir": ["test_ir_units.py", "test_cssa_units.py", "test_ssa.py", "test_ir_edit.py",
+           "test_verifier.py", "test_random_programs.py", "test_golden.py", "test_cssa.py"],
+    "analysis": ["test_analysis_units.py", "test_lane_bits_table.py", "test_analysis_manager.py",
+                 "test_graph_analyses.py", "test_divergence.py", "test_uniformity_checker.py",
+                 "test_lane_bits.py"],
+    "sim": ["isa/test_edge_values.py", "test_sim.py", "test_sim_ext.py", "test_sim_cvt.py",
+            "test_uniformity_checker.py", "test_sim_launch.py", "test_sim_stack.py",
+            "test_sim_units.py", "test_isa_regressions.py"],
     "transforms": ["test_divergence.py", "test_knobs_phases.py", "test_pass_registry.py",
+                   "test_ur_model.py", "test_report_passes.py", "test_mark_uniform_branches.py",
                    "test_fuzz_kernels.py"],
 }  # fmt: skip
 # mutmut's exit codes (mutmut.__main__.status_by_exit_code)
@@ -210,6 +213,18 @@ def _equivalent() -> dict[str, str]:
     return out
 
 
+def _wilson(k: int, n: int, z: float = 1.96) -> tuple[float, float]:
+    """The 95 % Wilson score interval of a proportion k/n (sound at 0 and n, where
+    the normal approximation collapses to a point)."""
+    if n == 0:
+        return 0.0, 1.0
+    p = k / n
+    d = 1 + z * z / n
+    c = (p + z * z / (2 * n)) / d
+    h = z * math.sqrt(p * (1 - p) / n + z * z / (4 * n * n)) / d
+    return max(0.0, c - h), min(1.0, c + h)
+
+
 def score(pkgs: list[str]) -> None:
     equivalent = _equivalent()
     print(f"{'package':12} {'killed':>7} {'surv.':>6} {'no test':>8} {'equiv.':>7} {'score':>7}")
@@ -238,9 +253,10 @@ def score(pkgs: list[str]) -> None:
                 c["other"] += 1
         total = c["killed"] + c["survived"] + c["no tests"] + c["other"]
         p = c["killed"] / total if total else 0.0
-        half = 1.96 * math.sqrt(p * (1 - p) / total) if total else 0.0
+        lo, hi = _wilson(c["killed"], total)
         est = (
-            f"  ({total} checked of a sample of {len(names)}: +/-{100 * half:.0f})"
+            f"  ({total} checked of a sample of {len(names)}: "
+            f"95 % interval {100 * lo:.0f}-{100 * hi:.0f} %)"
             if sample_file.exists()
             else ""
         )

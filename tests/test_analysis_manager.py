@@ -57,6 +57,7 @@ def test_get_caches_per_function_identity() -> None:
     assert am.get(DomTree, g) is not dt  # equal but distinct function
     assert am.is_cached(Graph, f)  # DomTree asked for the Graph
     assert am.stats.hits == 1
+    assert am.get(DomTree, f) is dt and am.stats.hits == 2  # hits add up
     assert am.cached(LoopForest, f) is None
     assert am.cached_analyses(f) == [DomTree, Graph]
 

@@ -171,3 +171,186 @@ def test_a_phi_of_a_varying_operand_says_which() -> None:
         "loop desynchronised"
     )
     assert steps[-1][1] == "special register %tid.x differs per lane"
+
+
+def test_check_graph_takes_node_0_as_the_entry() -> None:
+    from ptxopt.analysis.graph import check_graph
+
+    check_graph([[]])  # one node: the default entry 0 is inside
+    with pytest.raises(ValueError, match=r"^entry node 1 is outside 0\.\.0$"):
+        check_graph([[]], 1)
+    with pytest.raises(ValueError, match=r"^edge 0->2 leaves the graph of 2 nodes$"):
+        check_graph([[2], []])
+
+
+def test_a_lane_mask_only_grows() -> None:
+    """Marking a refined value again joins the masks (bits that may differ only add up)."""
+    from ptxopt.analysis.divergence import FuncEnv, _Propagator
+
+    fn = lift_module(parse(KERNEL)).funcs[0]
+    prop = _Propagator(fn, FuncEnv.conservative(fn), None)
+    v = next(v for v in fn.values() if v.var == "%r1")
+    why = ("seed", -1, "test")
+    assert prop.mask_of(v) == 0
+    prop.mark_partial(v, why, 0x1)
+    prop.mark_partial(v, why, 0x10)
+    assert prop.mask_of(v) == 0x11
+    prop.mark_partial(v, why, 0x1)
+    assert prop.mask_of(v) == 0x11
+    prop.mark(v, why)
+    assert prop.mask_of(v) is None
+
+
+IMPURE_LOOP = """.version 8.0
+.target sm_80
+.address_size 64
+.visible .entry k(.param .u64 out)
+{
+\t.reg .pred %p<2>;
+\t.reg .b32 %r<8>;
+\t.reg .b64 %rd<2>;
+\tmov.u32 %r1, %tid.x;
+\tld.param.u64 %rd1, [out];
+\tmov.u32 %r3, 0;
+LOOP:
+\tld.global.u32 %r5, [%rd1];
+\tadd.u32 %r3, %r3, 1;
+\tsetp.lt.u32 %p1, %r3, %r1;
+\t@%p1 bra LOOP;
+\tst.global.u32 [%rd1], %r5;
+\tret;
+}
+"""
+
+
+def test_an_impure_value_leaving_a_divergent_loop_says_why() -> None:
+    from ptxopt.report.analyze_cli import analyze_text
+
+    mod, md, rep = analyze_text(IMPURE_LOOP, "i.ptx")
+    fn = mod.funcs[0]
+    r5 = next(v for v in fn.values() if v.var == "%r5")
+    steps = md.funcs["k"].explain(r5)
+    assert steps[0][1] == (
+        "impure result recomputed per lane group under the divergent branch at line 16"
+    )
+    assert steps[-1][1] == "special register %tid.x differs per lane"
+    assert rep["functions"][0]["registers"]["%r5"] == "varying"
+
+
+REFINED_IN_LOOP = """.version 8.0
+.target sm_80
+.address_size 64
+.visible .entry k(.param .u64 out, .param .u32 n)
+.maxntid 128, 1, 1
+{
+\t.reg .pred %p<2>;
+\t.reg .b32 %r<12>;
+\t.reg .b64 %rd<2>;
+\tld.param.u64 %rd1, [out];
+\tld.param.u32 %r9, [n];
+\tmov.u32 %r1, %tid.x;
+\tmov.u32 %r2, 0;
+\tmov.u32 %r6, 0;
+LOOP:
+\tor.b32 %r4, %r1, %r2;
+\tshr.u32 %r5, %r4, 5;
+\tshl.b32 %r7, %r1, 6;
+\tadd.u32 %r2, %r2, %r7;
+\tadd.u32 %r6, %r6, 1;
+\tsetp.lt.u32 %p1, %r6, %r9;
+\t@%p1 bra LOOP;
+\tst.global.u32 [%rd1], %r5;
+\tret;
+}
+"""
+
+
+def test_a_refined_value_is_re_evaluated_when_an_operand_becomes_varying() -> None:
+    """%r4 first looks like tid.x | uniform (only lane bits differ, so %r5 = %r4 >> 5 is
+    uniform); the loop then makes %r2 = tid.x << 6 varying, and %r5 with it."""
+    from ptxopt.report.analyze_cli import analyze_text
+
+    _, _, rep = analyze_text(REFINED_IN_LOOP, "r.ptx")
+    regs = rep["functions"][0]["registers"]
+    assert regs["%r2"] == regs["%r4"] == regs["%r5"] == "varying"
+    assert regs["%r6"] == "uniform"
+
+
+COND_RET = """.version 8.0
+.target sm_80
+.address_size 64
+.func (.reg .u32 res) f()
+{
+\t.reg .pred %p<2>;
+\t.reg .b32 %r<4>;
+\tmov.u32 %r1, %tid.x;
+\tsetp.lt.u32 %p1, %r1, 5;
+\tmov.u32 res, 1;
+\t@%p1 ret;
+\tmov.u32 res, 2;
+\tret;
+}
+"""
+
+
+def test_a_varying_conditional_return_of_a_func_diverges() -> None:
+    """Lanes leave ``f`` at two returns with different constants: the returned value is
+    varying although each definition is uniform."""
+    from ptxopt.analysis.divergence import analyze_module
+
+    mod = lift_module(parse(COND_RET))
+    res = analyze_module(mod).funcs["f"]
+    fn = mod.funcs[0]
+    term = fn.blocks[0].terminator
+    assert term is not None and term.opcode == "ret"
+    assert res.branch_divergent(0)
+    assert res.ret_varying == [True]
+
+
+def test_the_default_budget_scales_with_the_function() -> None:
+    from ptxopt.analysis.divergence import FuncEnv, analyze_function
+
+    fn = lift_module(parse(REFINED_IN_LOOP)).funcs[0]
+    ninst = sum(len(b.insts) + len(b.phis) for b in fn.blocks)
+    res = analyze_function(fn, FuncEnv.conservative(fn))
+    assert res.stats.budget == 8 * (fn.next_id + ninst) + 1024 and not res.stats.budget_hit
+    tight = analyze_function(fn, FuncEnv.conservative(fn), budget=1)
+    assert tight.stats.budget_hit
+    assert all(tight.is_varying(v) for v in fn.values())
+
+
+CALL_NO_RET = """.version 8.0
+.target sm_80
+.address_size 64
+.func g(.reg .u32 x)
+{
+\t.reg .b32 %r<2>;
+\tadd.u32 %r1, x, 1;
+\tret;
+}
+.visible .entry k(.param .u32 n)
+{
+\t.reg .b32 %r<4>;
+\tld.param.u32 %r1, [n];
+\tcall g, (%r1);
+\tret;
+}
+"""
+
+
+def test_a_call_without_results_names_its_callee_and_arguments() -> None:
+    from ptxopt.analysis.divergence_calls import call_sites
+
+    mod = lift_module(parse(CALL_NO_RET))
+    k = mod.func("k")
+    (site,) = call_sites(k)
+    r1 = next(v for v in k.values() if v.var == "%r1")
+    assert site.callee == "g" and site.args == [r1] and site.rets == []
+
+
+def test_immediate_dominators_start_at_node_0() -> None:
+    from ptxopt.analysis.dominators import immediate_dominators
+
+    # 0 -> 1 -> 2, 0 -> 2; node 3 unreachable
+    assert immediate_dominators([[1, 2], [2], [], [2]]) == ([0, 0, 0, -1], [0, 1, 2])
+    assert immediate_dominators([[1, 2], [2], [], [2]], 3) == ([-1, -1, 3, 3], [3, 2])

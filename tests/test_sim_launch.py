@@ -287,3 +287,40 @@ def test_several_module_variables_keep_their_own_storage() -> None:
     res = launch(kernel(body, decls=decls), "k", 1, 1, [out])
     assert out[0] == 19
     assert res.globals["h"].view(np.uint64).tolist() == [11, 12]
+
+
+SCOPED_JOIN = kernel(
+    """
+\tmov.u32 %r1, %ctaid.x;
+\t{
+\t.reg .b32 %r1;
+\tmov.u32 %r2, %tid.x;
+\tand.b32 %r3, %r2, 1;
+\tsetp.eq.u32 %p1, %r3, 1;
+\tmov.u32 %r1, 5;
+\t@%p1 bra X;
+\tmov.u32 %r1, 6;
+X:
+\tmov.u32 %r6, 0;
+\tadd.u32 %r5, %r1, %r6;
+\t}
+\tadd.u32 %r7, %r1, 1;"""
+    + STORE
+)
+
+
+def test_a_phi_claim_checks_the_scoped_register_at_its_join() -> None:
+    """The phi of the inner, shadowing %r1 merges 5 and 6: its claim is refuted where the
+    lanes meet (X's first instruction) and where it is read, never on the outer %r1."""
+    from ptxopt.ir.lift import lift_module
+    from ptxopt.ptx.parser import parse
+
+    fn = lift_module(parse(SCOPED_JOIN)).func("k")
+    phi = next(p.result for b in fn.blocks for p in b.phis)
+    out = np.zeros(32, np.uint32)
+    res = launch(SCOPED_JOIN, "k", 1, 32, [out], uniform_claims={"k": [phi]})
+    text = SCOPED_JOIN.splitlines()
+    at = {s: i for i, ln in enumerate(text, 1) for s in [ln.strip()]}
+    lines = {int(v.location.split(":")[1]) for v in res.violations}
+    assert lines == {at["mov.u32 %r6, 0;"], at["add.u32 %r5, %r1, %r6;"]}
+    assert (out == np.where(np.arange(32) % 2 == 1, 5, 6)).all()

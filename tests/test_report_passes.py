@@ -1,0 +1,94 @@
+"""The UR report passes (convert-to-uniform-reg, insert-pseudo-use-def-conv-ur) as
+passes: the target they plan for, a debug target, their counters, and the marker pass
+planning on its own when phase 74 did not run for its target."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from ptxopt.analysis.divergence import Divergence, bind_module
+from ptxopt.analysis.manager import AnalysisManager
+from ptxopt.driver import optimize
+from ptxopt.ir.lift import lift_module
+from ptxopt.ori.conv_alloc import plan_conv_alloc
+from ptxopt.ori.ur_alloc import plan_function
+from ptxopt.ptx.parser import parse
+from ptxopt.transforms.convert_to_uniform_reg import PLANS, ConvertToUniformReg
+from ptxopt.transforms.insert_pseudo_use_def_conv_ur import MARKERS, InsertPseudoUseDefConvUr
+
+PROBE = (Path(__file__).parent / "ori" / "capability_probe.ptx").read_text()
+
+
+def test_without_a_module_the_passes_plan_for_sm_75() -> None:
+    fn = lift_module(parse(PROBE, "p.ptx")).funcs[0]
+    PLANS.pop("k", None)
+    p = ConvertToUniformReg()
+    assert p.arch is None and p.run(fn, AnalysisManager()) is False
+    plan = PLANS["k"]
+    assert plan.arch_sm == 75 and plan.converted > 0
+    assert p.stats == {
+        "webs converted to UR/UP": plan.converted,
+        "bridges": len(plan.bridges),
+        "attempts": plan.attempts,
+    }
+    p.run(fn, AnalysisManager())  # counters add up over functions
+    assert p.stats["webs converted to UR/UP"] == 2 * plan.converted
+    assert p.stats["attempts"] == 2 * plan.attempts
+
+
+def test_the_marker_pass_plans_when_phase_74_did_not() -> None:
+    fn = lift_module(parse(PROBE, "p.ptx")).funcs[0]
+    want = plan_conv_alloc(fn, plan_function(fn, AnalysisManager().get(Divergence, fn), 75))
+    for stale in (None, 90):
+        PLANS.pop("k", None)
+        if stale is not None:
+            optimize(PROBE, "p.ptx", ["convert-to-uniform-reg"], arch="sm_90")
+            assert PLANS["k"].arch_sm == stale
+        m = InsertPseudoUseDefConvUr()
+        assert m.run(fn, AnalysisManager()) is False
+        assert MARKERS["k"].markers == want.markers
+        assert m.stats["CONV.ALLOC markers"] == len(want.markers)
+
+
+def test_a_debug_target_converts_nothing() -> None:
+    optimize(PROBE, "p.ptx", ["convert-to-uniform-reg"], arch="sm_90")
+    assert PLANS["k"].converted > 0
+    debug = PROBE.replace(".target sm_75", ".target sm_75, debug")
+    optimize(debug, "p.ptx", ["convert-to-uniform-reg"], arch="sm_90")
+    assert PLANS["k"].converted == 0
+
+
+MARKED = """.version 8.0
+.target sm_90
+.address_size 64
+.func f()
+{
+ret;
+}
+.visible .entry k()
+{
+.reg .b32 %r<4>; .reg .pred %p1;
+mov.u32 %r1, %ctaid.x;
+shl.b32 %r2, %r1, 2;
+mov.u32 %r3, %tid.x;
+setp.lt.u32 %p1, %r3, %r2;
+.pragma "allowConvAlloc";
+@%p1 call f;
+call.uni f;
+ret;
+}
+"""
+
+
+def test_marker_counts_add_up() -> None:
+    mod = lift_module(parse(MARKED, "m.ptx"))
+    bind_module(mod)
+    fn = mod.func("k")
+    PLANS.pop("k", None)
+    m = InsertPseudoUseDefConvUr()
+    m.run(fn, AnalysisManager())
+    n = len(MARKERS["k"].markers)
+    d = len(MARKERS["k"].diagnostics)
+    assert n > 0 and m.stats == {"CONV.ALLOC markers": n, "diagnostics": d}
+    m.run(fn, AnalysisManager())
+    assert m.stats["CONV.ALLOC markers"] == 2 * n
