@@ -357,11 +357,22 @@ def test_predicated_copies_under_matching_guard() -> None:
     assert not re.search(r"@%p1 add\.s32\s+%\w+, %r2, 5", off)
 
 
+def _reads_merged_value(out: str) -> bool:
+    """Does ``@!%p1 add ..., R, 9`` read a register that ``@%p1`` rewrote before it (the
+    merged value of the predicated copy) rather than the unguarded ``%r2 + 3``?"""
+    m = re.search(r"@!%p1 add\.s32\s+%\w+, (%\w+), 9", out)
+    assert m, out
+    before = out[: m.start()]
+    return re.search(rf"@%p1 mov\.u32\s+{re.escape(m.group(1))},", before) is not None
+
+
 def test_complementary_predicate() -> None:
+    """Under the opposite guard the predicated copy did not happen, so the instruction
+    reads the value the copy would have replaced (register names are leaving SSA's)."""
     out, _ = run(PRED)
-    assert re.search(r"@!%p1 add\.s32\s+%\w+, %r5, 9", out), out
+    assert not _reads_merged_value(out), out
     off, _ = run(PRED, LateCopyPropComplPred=False)
-    assert not re.search(r"@!%p1 add\.s32\s+%\w+, %r5, 9", off)
+    assert _reads_merged_value(off), off
 
 
 def test_selp_with_constant_condition_and_constant_guards() -> None:

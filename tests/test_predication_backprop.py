@@ -80,9 +80,19 @@ def test_triangle_is_if_converted(tmp_path: Path) -> None:
 
 
 def test_diamond_is_if_converted(tmp_path: Path) -> None:
-    out, st = run(DIAMOND, ["predication"], tmp_path)
+    out, st = run(DIAMOND, ["predication"], tmp_path, PredicationMemory=True)
     assert st["branches predicated"] == 1 and count(out, "bra") == 0
     assert re.search(r"@%p1 ld\.global\.u32", out) and re.search(r"@!%p1 mul\.lo", out)
+
+
+def test_memory_arms_stay_branches_by_default() -> None:
+    """A guarded load or store costs ptxas registers (the pass's docstring has the
+    measurement), so an arm with one is converted only with PredicationMemory."""
+    out, st = run(DIAMOND, ["predication"])
+    assert "branches predicated" not in st and count(out, "bra") >= 1
+    _, st = run(DIAMOND.replace("ld.global.u32 %r10, [%rd4];", "add.s32 %r10, %r2, 9;"),
+                ["predication"])  # fmt: skip
+    assert st["branches predicated"] == 1
 
 
 def test_predicate_phi_becomes_guarded_mov(tmp_path: Path) -> None:
@@ -122,6 +132,7 @@ def test_predication_then_general_optimize(tmp_path: Path) -> None:
         DIAMOND + TRIANGLE.replace("BB0_2", "BB0_4").replace("mov.u32 %r10, %r2;", ""),
         ["predication", "general-optimize"],
         tmp_path,
+        PredicationMemory=True,
     )
     assert count(out, "bra") == 0
 
