@@ -272,8 +272,8 @@ class Cssa:
     def _ties(self, inst: Inst, bi: int, pos: float) -> None:
         assert inst.olds is not None
         for k, old in enumerate(inst.olds):
-            if old is None:
-                continue
+            if old is None or old.kind == "undef":
+                continue  # nothing to keep: inactive lanes may hold anything
             d = self.vars[inst.defs[k].id]
             t = self._new(bi, pos - 0.25, d.type)
             src = self._source(old)
