@@ -460,3 +460,18 @@ def test_wide_mul_rule_is_off_by_default() -> None:
     body = "cvt.s64.s32 %rd6, %r2;\nshl.b64 %rd7, %rd6, 2;\ncvt.u32.u64 %r10, %rd7;"
     out, _ = run(body)
     assert count(out, "shl") == 1 and count(out, "mul.wide") == 0
+
+
+def test_bitfield_position_out_of_immediate_range_stays_a_register(tmp_path: Path) -> None:
+    """Fuzz seed 20056: ptxas takes an immediate bfi/bfe position or length only in
+    0..255, so a larger constant is not copied into that slot (found by the fuzzer)."""
+    body = """
+    mov.u32 %r3, 65536;
+    bfi.b32 %r4, %r2, %r1, %r3, %r3;
+    mov.u32 %r5, 7;
+    bfe.u32 %r6, %r4, %r5, %r3;
+    add.s32 %r10, %r4, %r6;
+    """
+    out, _ = run(body, tmp_path)
+    assert not re.search(r"bf[ie]\.\w+\s+[^;]*65536", out), out
+    assert re.search(r"bfe\.u32\s+%\w+, %\w+, 7, %\w+", out), out

@@ -162,6 +162,15 @@ def _imm_type(inst: Inst, k: int) -> str | None:
     return t
 
 
+def _imm_in_range(inst: Inst, k: int, imm: Imm) -> bool:
+    """ptxas takes an immediate position or length of ``bfe``/``bfi`` only in 0..255
+    (the instruction reads the low eight bits of a register there)."""
+    last = 3 if inst.opcode == "bfi" else 2
+    if inst.opcode in ("bfe", "bfi") and k >= last:
+        return isinstance(imm.value, int) and 0 <= imm.value <= 255
+    return True
+
+
 def _still_defined(v: Value) -> bool:
     d = v.inst
     if isinstance(d, Inst):
@@ -277,7 +286,7 @@ class _Sweep:
                     t = _imm_type(inst, k)
                     if t is not None:
                         imm = imm_for(_read_as(self.consts[new.id], new.type, t), t)
-                        if imm is not None:
+                        if imm is not None and _imm_in_range(inst, k, imm):
                             new = imm
             if new is u:
                 if kind == "addr":
