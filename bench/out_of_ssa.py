@@ -220,7 +220,7 @@ def timing(only: str = "") -> str:
     path = CORPUS / big["path"]
     text = path.read_text()
     t0 = time.perf_counter()
-    res = optimize(text, str(path), [])
+    res = optimize(text, str(path), [], knobs={"do-cssa": True})
     total = time.perf_counter() - t0
     t_lower = dict(res.report.times).get("lower (out of SSA + print)", 0.0)
     old = optimize(text, str(path), [], knobs={"do-cssa": False})

@@ -100,8 +100,9 @@ GLOBAL_KNOBS: tuple[Knob, ...] = (
     Knob(
         "do-cssa",
         "bool",
-        True,
-        "leave SSA through conventional SSA and coalescing (off: the legacy out-of-SSA)",
+        False,
+        "leave SSA through conventional SSA and coalescing (off: the legacy out-of-SSA;"
+        " off by default until fuzz seeds 21024 and 22181 after late-commoning pass)",
         spec="05-cssa.txt",
     ),
     Knob(

@@ -117,7 +117,7 @@ def test_verbosity_and_dump_before(capsys: pytest.CaptureFixture[str]) -> None:
         SWAP,
         "swap.ptx",
         [],
-        knobs={"cssa-verbosity": 3, "dump-before-cssa": True},
+        knobs={"do-cssa": True, "cssa-verbosity": 3, "dump-before-cssa": True},
         dump=lines.append,
     )
     text = "\n".join(lines)
@@ -128,7 +128,8 @@ def test_verbosity_and_dump_before(capsys: pytest.CaptureFixture[str]) -> None:
 
 def test_knobs_are_registered_with_defaults() -> None:
     reg = registry()
-    assert reg["do-cssa"].default is True
+    # off by default: fuzz seeds 21024/22181 (tests/fuzz_cases) mis-lower with it
+    assert reg["do-cssa"].default is False
     assert reg["cssa-coalesce"].default == 2
     assert reg["cssa-verbosity"].default == 0
     assert reg["dump-before-cssa"].default is False
@@ -136,7 +137,7 @@ def test_knobs_are_registered_with_defaults() -> None:
 
 def test_do_cssa_off_selects_the_legacy_destruction() -> None:
     a = optimize(SWAP, "s.ptx", [], knobs={"do-cssa": False}).text
-    b = optimize(SWAP, "s.ptx", []).text
+    b = optimize(SWAP, "s.ptx", [], knobs={"do-cssa": True}).text
     assert run(a) == run(b) == run(SWAP)
 
 
@@ -144,7 +145,7 @@ def test_input_names_are_kept_without_passes() -> None:
     """With no pass, coalescing finds the input's own register assignment."""
     for _name, text in CASES:
         assert (
-            optimize(text, "t.ptx", []).text
+            optimize(text, "t.ptx", [], knobs={"do-cssa": True}).text
             == optimize(text, "t.ptx", [], knobs={"do-cssa": False}).text
         )
 
