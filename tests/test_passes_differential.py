@@ -77,6 +77,9 @@ EXPECT: dict[str, Callable[[str, str, str, OptResult], None]] = {
     "propagate-varying-first": _expect_nothing,
     "analyze-uniforms-for-speculation": _expect_nothing,
     "propagate-varying-second": _expect_nothing,
+    # the register-file model of phases 74/86 reports; it never rewrites PTX
+    "convert-to-uniform-reg": _expect_nothing,
+    "insert-pseudo-use-def-conv-ur": _expect_nothing,
 }
 
 
@@ -139,9 +142,20 @@ def test_pass_output_is_accepted_by_ptxas(name: str, entry: dict[str, Any], tmp_
 def test_every_pass_changes_something_somewhere() -> None:
     """A pass that never changes any corpus file is not exercised by the cases above:
     each pass that may change code must change at least one file."""
+    idle = []
     for name in PASSES:
-        if EXPECT.get(name) is _expect_nothing:
+        if EXPECT.get(name) is _expect_nothing or name in EXERCISED_ELSEWHERE:
             continue
         light = [e for e in RUNNABLE if not is_heavy(CORPUS / e["path"])]
-        changed = any(_run(e, name)[3].report.changed.get(name, 0) for e in light)
-        assert changed, f"{name} changes no corpus file: add a case that exercises it"
+        if not any(_run(e, name)[3].report.changed.get(name, 0) for e in light):
+            idle.append(name)
+    assert not idle, f"{idle} change no corpus file: add a case that exercises them"
+
+
+# Passes that rightly change no corpus file, and where they are exercised instead.
+EXERCISED_ELSEWHERE = {
+    # no 64-bit counter of the corpus is provably narrow at the default level
+    # (docs/iv-demotion.md); tests/test_iv_demotion.py runs demotable loops at every
+    # level, and the fuzz generator's wide-iv-loop feature makes them at random
+    "iv-demotion": "tests/test_iv_demotion.py",
+}
