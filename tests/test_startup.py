@@ -49,8 +49,15 @@ def test_opt_imports_no_numpy_nor_interpreter(tmp_path: Path) -> None:
     assert out.stat().st_size > 0
     assert "ptxopt.driver" in mods  # the measurement saw the real work
     assert heavy(mods) == []
-    mods = imported_modules("-m", "ptxopt.cli", "opt", "-O", "example:reduce", "-o", str(out))
+    # -O: general-optimize folds constants by running the interpreter's own handlers,
+    # imported on first use; nothing else may bring numpy or the interpreter in
+    mods = imported_modules(
+        "-m", "ptxopt.cli", "opt", "-O", "--disable", "general-optimize", "example:reduce",
+        "-o", str(out),
+    )  # fmt: skip
     assert heavy(mods) == []
+    mods = imported_modules("-m", "ptxopt.cli", "opt", "-O", "example:reduce", "-o", str(out))
+    assert not heavy(mods) or "ptxopt.ir.fold" in mods
 
 
 def test_version_is_light() -> None:

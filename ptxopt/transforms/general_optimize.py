@@ -40,18 +40,39 @@ copy propagation alone).
 from __future__ import annotations
 
 from dataclasses import replace
+from typing import Any
 
 from ptxopt.analysis.manager import AnalysisManager
 from ptxopt.analysis.rpo import reverse_postorder
 from ptxopt.ir.core import Block, Func, Inst, Phi, Value
 from ptxopt.ir.edit import insert_before, make_inst, replace_uses
-from ptxopt.ir.fold import evaluate, imm_bits, imm_for
 from ptxopt.ir.operands import rebuild
 from ptxopt.ir.simplify import Rewrite, simplify
 from ptxopt.knobs import Knob
 from ptxopt.ptx.ast import Addr, Imm, Instr, Reg, Sym
 from ptxopt.ptx.types import bit_width, reg_class
 from ptxopt.transforms.base import FunctionPass, register
+
+
+# Folding runs the interpreter's handlers (numpy): imported on first use, so that
+# `ptxopt opt` without a folding pass starts without numpy (tests/test_startup.py).
+def evaluate(ins: Instr, types: Any, inputs: Any) -> Any:
+    from ptxopt.ir.fold import evaluate as _evaluate
+
+    return _evaluate(ins, types, inputs)
+
+
+def imm_bits(imm: Imm, t: str) -> int | None:
+    from ptxopt.ir.fold import imm_bits as _imm_bits
+
+    return _imm_bits(imm, t)
+
+
+def imm_for(bits: int, t: str) -> Imm | None:
+    from ptxopt.ir.fold import imm_for as _imm_for
+
+    return _imm_for(bits, t)
+
 
 SUBPASSES = ("copy-prop", "fold", "simplify", "dce")
 SPEC = "03-copyprop-cse.txt"
