@@ -179,6 +179,15 @@ def test_accepted(name: str, text: str) -> None:
     validate(parse(text, "v.ptx"))
 
 
+# ptxas accepts a 2^31-register range too, but it allocates for every name it
+# declares: measured at 16.8 GB of resident memory and about a minute, which a
+# CI runner beside other tests cannot give it. The oracle is asked about the
+# same form at 2^24 (0.1 s, 157 MB); ptxopt itself is checked at 2^31 above.
+ORACLE_STAND_IN = {
+    "huge-range": kernel(".reg .b32 %q<16777216>;\nmov.u32 %q16777215, 1;"),
+}
+
+
 def _ptxas_accepts(text: str, tmp: Path) -> bool:
     assert PTXAS is not None
     src = tmp / "case.ptx"
@@ -195,7 +204,11 @@ def test_ptxas_agrees_on_every_case(tmp_path: Path) -> None:
     if PTXAS is None:
         pytest.skip("ptxas is not on PATH (install the CUDA 13.0 toolkit to run oracle tests)")
     wrong = [name for name, text, _m in REJECTED if _ptxas_accepts(text, tmp_path)]
-    wrong += [name for name, text in ACCEPTED if not _ptxas_accepts(text, tmp_path)]
+    wrong += [
+        name
+        for name, text in ACCEPTED
+        if not _ptxas_accepts(ORACLE_STAND_IN.get(name, text), tmp_path)
+    ]
     assert not wrong, f"ptxas disagrees with the expectation on {wrong}"
 
 
