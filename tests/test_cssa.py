@@ -111,6 +111,51 @@ $L_loop:
     assert run(out) == run(text)
 
 
+# After copy propagation %r2 is %r1's first value.  $L_join holds nothing but its
+# branch, so %r1's consumer copy (top of $L_join) and the producer copy feeding %r2's
+# phi at $L_end (end of $L_join, reading that first value) sit in one block: the
+# first value is live where the phi result is defined, and the two must not share
+# %r1 (fuzz seeds 21024/22181/23549 found this after late-commoning).
+BRANCH_ONLY_JOIN = kernel(
+    """\tadd.u32 %r1, %r21, 5;
+\tmov.u32 %r2, %r1;
+\tsetp.lt.u32 %p2, %r21, 3;
+\t@%p2 bra $L_other;
+\tsetp.lt.u32 %p1, %r21, 9;
+\t@%p1 bra $L_join;
+\tadd.u32 %r1, %r1, 100;
+$L_join:
+\tbra.uni $L_end;
+$L_other:
+\tadd.u32 %r2, %r1, 7;
+$L_end:
+\tmad.lo.u32 %r3, %r2, 1000, %r1;
+\tst.global.u32 [%rd4], %r3;
+\tret;"""
+)
+
+
+@pytest.mark.parametrize("level", [0, 1, 2, 3])
+def test_copies_of_a_branch_only_join_keep_values_apart(level: int) -> None:
+    out, _ = lowered(BRANCH_ONLY_JOIN, CssaOptions(level=level))
+    assert run(out) == run(BRANCH_ONLY_JOIN)
+
+
+FUZZ_CSSA = sorted((Path(__file__).parent / "fuzz_cases").glob("late-commoning-cssa-*.ptx"))
+
+
+@pytest.mark.parametrize("level", [0, 1, 2, 3])
+@pytest.mark.parametrize("path", FUZZ_CSSA, ids=[p.stem for p in FUZZ_CSSA])
+def test_fuzz_findings_at_every_level(path: Path, level: int) -> None:
+    from fuzz.kernels import check_pipeline
+
+    text = path.read_text()
+    seed = int(text.split("seed=", 1)[1].split()[0])
+    knobs = {"do-cssa": True, "cssa-coalesce": level}
+    res = check_pipeline(text, ["late-commoning"], seed=seed, trials=2, knobs=knobs)
+    assert res.ok, f"{res.kind}: {res.message}"
+
+
 def test_verbosity_and_dump_before(capsys: pytest.CaptureFixture[str]) -> None:
     lines: list[str] = []
     optimize(

@@ -9,7 +9,8 @@ copies :mod:`ptxopt.ir.lower` prints.
    entry values (parameters, registers read before any write) ``-3``/``-2``, phi
    definitions ``-1``, consumer copies ``-0.5``, instruction ``i`` at ``i``, the
    copy feeding a tied (predicated) write at ``i - 0.25``, and the producer copies
-   just before the terminator.
+   at ``n - 1.125`` just before the terminator (``n - 0.125`` in a block without
+   one), so they follow the consumer copies even in a block holding only a branch.
 2. **PHI map.**  Every phi gets a number in block order (:attr:`Cssa.phi_ids`).
 3. **Producer copies** ("pcp").  For each phi and each incoming edge, a fresh
    variable ``pcpN`` is defined by a copy placed before the predecessor's terminator
@@ -328,7 +329,9 @@ class Cssa:
                 self.dead_edge.append((pi, phi, inc))
                 continue
             n = len(pred.insts)
-            pos = n - 1.5 if pred.terminator is not None else n - 0.5
+            # strictly between the block's last instruction (or its consumer copies,
+            # at -0.5, in a block holding nothing but a branch) and its terminator
+            pos = n - 1.125 if pred.terminator is not None else n - 0.125
             c = self._new(pi, pos, res.type)
             c.origin = phi.result
             src = self._source(inc)
@@ -676,7 +679,7 @@ class Cssa:
                     continue
                 ops = []
                 for c in self.class_of(web).members:
-                    if c is not web and c.origin is phi.result and c.pos >= 0 - 1.5:
+                    if c is not web and c.origin is phi.result and c.pos > -0.5:
                         if c.block != b.index or c.pos != -1.0:
                             ops.append(f"[{show(c)}, block{c.block}]")
                 lines.append(f"\t{show(web)} = phi {', '.join(ops)}")
