@@ -8,6 +8,12 @@
 * on files the interpreter cannot run (tensor cores), a changed output goes through
   ptxas.
 
+ptxas takes 5-13 s on each heavy file (the 10,000-line and larger production kernels):
+there, each pass's output is run in the interpreter, and ptxas checks one output per
+file: every pass run as one pipeline
+(``test_heavy_file_passes_together_are_accepted_by_ptxas``).  Set
+``PTXOPT_PTXAS_EVERY_PASS=1`` to assemble every pass's output of heavy files too.
+
 New passes are picked up automatically."""
 
 from __future__ import annotations
@@ -15,6 +21,7 @@ from __future__ import annotations
 import copy
 import importlib.util
 import json
+import os
 import re
 from collections.abc import Callable
 from pathlib import Path
@@ -94,10 +101,21 @@ def _maker(launch: dict[str, Any]) -> Callable[[int], list[Any]]:
     return make
 
 
+# The input lifted and lowered with no pass, once per file (and per test process).
+_BASE: dict[str, tuple[str, str]] = {}
+
+
+def _base(entry: dict[str, Any]) -> tuple[str, str]:
+    path = CORPUS / entry["path"]
+    if entry["path"] not in _BASE:
+        text = path.read_text()
+        _BASE[entry["path"]] = (text, optimize(text, str(path), []).text)
+    return _BASE[entry["path"]]
+
+
 def _run(entry: dict[str, Any], name: str) -> tuple[str, str, str, OptResult]:
     path = CORPUS / entry["path"]
-    text = path.read_text()
-    base = optimize(text, str(path), []).text
+    text, base = _base(entry)
     res = optimize(text, str(path), [name], verify_each=True)
     if res.text == base:
         assert res.report.changed.get(name, 0) == 0, f"{name} reports a change it did not make"
@@ -106,27 +124,58 @@ def _run(entry: dict[str, Any], name: str) -> tuple[str, str, str, OptResult]:
     return text, str(path), base, res
 
 
+# The input's own runs, shared by every pass's case of a file (one per launch).
+_REFERENCE: dict[tuple[str, int], dict[Any, Any]] = {}
+
+
 @pytest.mark.parametrize("name", PASSES)
 @pytest.mark.parametrize("entry", RUNNABLE_PARAMS)
 def test_pass_preserves_behaviour(name: str, entry: dict[str, Any], tmp_path: Path) -> None:
     text, _, base, res = _run(entry, name)
     if res.text == base:
         return  # identical text: nothing to execute; the report and EXPECT were checked
-    ptxas_check(res.text, entry["target"], tmp_path)
-    for launch in entry["launches"]:
+    if EVERY_PASS_PTXAS or not is_heavy(CORPUS / entry["path"]):
+        ptxas_check(res.text, entry["target"], tmp_path)
+    _same_behaviour(entry, text, res.text, name)
+
+
+def _same_behaviour(entry: dict[str, Any], text: str, out: str, what: str) -> None:
+    for k, launch in enumerate(entry["launches"]):
         diff = differential(
             text,
-            res.text,
+            out,
             launch["kernel"],
             launch["grid"],
             launch["block"],
             _maker(launch),
             trials=1,
             shared_bytes=launch.get("shared_bytes", 0),
+            reference=_REFERENCE.setdefault((entry["path"], k), {}),
         )
         assert diff.ok and diff.both_failed == 0 and diff.trials == 1, (
-            f"{name} on {entry['path']}: {diff.message}"
+            f"{what} on {entry['path']}: {diff.message}"
         )
+
+
+EVERY_PASS_PTXAS = bool(os.environ.get("PTXOPT_PTXAS_EVERY_PASS"))
+HEAVY_RUNNABLE = [e for e in RUNNABLE if is_heavy(CORPUS / e["path"])]
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("entry", HEAVY_RUNNABLE, ids=[e["path"] for e in HEAVY_RUNNABLE])
+def test_heavy_file_passes_together_are_accepted_by_ptxas(
+    entry: dict[str, Any], tmp_path: Path
+) -> None:
+    """Every pass, run as one pipeline on a heavy file: ptxas accepts the output and it
+    runs like the input (each pass alone is run above)."""
+    if not os.environ.get("CI"):
+        pytest.skip("heavy corpus file; runs in CI")
+    text, base = _base(entry)
+    path = str(CORPUS / entry["path"])
+    out = optimize(text, path, PASSES, verify_each=True).text
+    assert out != base
+    ptxas_check(out, entry["target"], tmp_path)
+    _same_behaviour(entry, text, out, "every pass")
 
 
 @pytest.mark.parametrize("name", PASSES)

@@ -324,3 +324,20 @@ def test_a_phi_claim_checks_the_scoped_register_at_its_join() -> None:
     lines = {int(v.location.split(":")[1]) for v in res.violations}
     assert lines == {at["mov.u32 %r6, 0;"], at["add.u32 %r5, %r1, %r6;"]}
     assert (out == np.where(np.arange(32) % 2 == 1, 5, 6)).all()
+
+
+def test_differential_reference_runs_side_a_once() -> None:
+    """A reference dict records A's outcome per shape and seed; later calls compare
+    against it without running A (here A is replaced by text that would fail)."""
+    ref: dict[Any, Any] = {}
+    assert differential(A, A, "k", [(1, 32), (2, 7)], None, _zeros, trials=2, reference=ref).ok
+    assert len(ref) == 4
+    again = differential(C, A, "k", [(1, 32), (2, 7)], None, _zeros, trials=2, reference=ref)
+    assert again.ok and again.trials == 4
+    diff = differential(C, B, "k", 1, 32, _zeros, trials=1, reference=ref)
+    assert not diff.ok and "element 5" in diff.message
+    failing: dict[Any, Any] = {}
+    differential(C, C, "k", 1, 32, _zeros, trials=1, reference=failing)
+    assert differential(A, A, "k", 1, 32, _zeros, trials=1, reference=failing).message.startswith(
+        "grid=1 block=32 seed=0: A failed"
+    )
