@@ -111,3 +111,17 @@ def test_block_shape_and_special_masks() -> None:
     assert special_mask("%tid.y", one_d) == 0
     assert special_mask("%laneid", block_shape([])) == 31
     assert special_mask("%tid.x", block_shape([])) is None
+
+
+def test_negative_shift_immediates_shift_by_at_least_the_width() -> None:
+    """A shift amount is a .u32: ``-6`` shifts by 2^32-6, every bit out (fuzz seed
+    35741 once crashed the analysis with it)."""
+    text = TWO_D.replace("DIRECTIVE", ".reqntid 64, 1, 1").replace(
+        "shr.u32 %r3, %r1, 5;", "shr.s32 %r3, %r1, -6;\n\tshl.b32 %r7, %r1, -1;"
+    )
+    text = text.replace("add.s32 %r6, %r3, %r2;", "add.s32 %r6, %r3, %r7;")
+    regs = _verdicts(text)
+    assert regs["%r3"] == regs["%r7"] == regs["%r6"] == "uniform"
+    out = np.zeros(64, np.uint32)
+    res = launch(text, "k", 1, 64, [out], uniform_claims={"k": ["%r3", "%r6", "%r7"]})
+    assert not res.violations and not out.any()

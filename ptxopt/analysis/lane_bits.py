@@ -199,6 +199,7 @@ def result_mask(inst: Inst, mask_of: Callable[[Value], int | None]) -> int | Non
         k = consts[1]
         if k is None:
             return None if ms[0] or ms[1] else 0
+        k &= 0xFFFFFFFF  # the amount is a .u32: a negative immediate shifts by >= width
         if op == "shl":
             return (ms[0] << min(k, width)) & full
         if k >= width:
