@@ -3,6 +3,7 @@
 Usage (from the repository root)::
 
     python bench/out_of_ssa.py [--no-fold] [--only SUBSTR] [--skip-large] [--no-ptxas]
+    python bench/out_of_ssa.py --pipeline default [--variants input,old,cssa]
     python bench/out_of_ssa.py --fuzz N [--seed S]
 
 For each corpus file the program is lifted, its register-to-register ``mov``s are
@@ -22,6 +23,10 @@ Columns: register-to-register ``mov`` instructions left, PTX instructions, and
 ``ptxas -O3`` registers and SASS instructions (summed over the kernels, for the
 file's own target).  Every output is assembled; a rejection is reported.  The
 timing line compares leaving SSA with the whole round trip on the largest file.
+
+``--pipeline P`` runs the pass pipeline ``P`` (``default``: what ``ptxopt opt -O``
+runs, whose copy propagation creates the interference) instead of the local folding.
+``--variants`` keeps only the listed columns.
 
 ``--fuzz N`` runs N random kernels (``fuzz/kernelgen``) with the same folding through
 every variant and compares each with the original in the interpreter, bit for bit.
@@ -126,13 +131,19 @@ def reg_movs(text: str) -> int:
     return sum(count(f.body) for f in parse(text).functions if f.body is not None)
 
 
-def lower(text: str, name: str, opts: CssaOptions | None, fold: bool) -> tuple[str, float]:
+def lower(
+    text: str, name: str, opts: CssaOptions | None, fold: bool, pipeline: str | None = None
+) -> tuple[str, float]:
     """The variant's output and the seconds spent leaving SSA and printing."""
     if opts is None:
         return text, 0.0
     with no_gc(), deep_recursion():
         mod: IRModule = lift_module(parse(text, name))
-        if fold:
+        if pipeline is not None:
+            from ptxopt.pipeline import parse_pipeline, run_pipeline
+
+            run_pipeline(mod, parse_pipeline(pipeline))
+        elif fold:
             for fn in mod.funcs:
                 fold_copies(fn)
         t0 = time.perf_counter()
@@ -149,7 +160,9 @@ def ptxas_figures(text: str, arch: str) -> tuple[int, int, str]:
     return regs, sass, ""
 
 
-def measure(only: str, skip_large: bool, fold: bool, use_ptxas: bool) -> list[dict[str, object]]:
+def measure(
+    only: str, skip_large: bool, fold: bool, use_ptxas: bool, pipeline: str | None = None
+) -> list[dict[str, object]]:
     rows: list[dict[str, object]] = []
     for entry in corpus_entries(only, skip_large):
         path = CORPUS / entry["path"]
@@ -157,7 +170,7 @@ def measure(only: str, skip_large: bool, fold: bool, use_ptxas: bool) -> list[di
         arch = entry["target"]
         row: dict[str, object] = {"path": entry["path"], "arch": arch}
         for vname, opts in VARIANTS.items():
-            out, secs = lower(text, str(path), opts, fold)
+            out, secs = lower(text, str(path), opts, fold, pipeline)
             fig: dict[str, object] = {
                 "movs": reg_movs(out),
                 "ptx": ptx_instructions(out),
@@ -192,7 +205,7 @@ def summary(rows: list[dict[str, object]], use_ptxas: bool) -> str:
     for v in VARIANTS:
         tot = {k: sum(int(r[v][k]) for r in rows) for k in keys}  # type: ignore[index]
         out.append(f"{v:6s} " + "  ".join(f"{k}={tot[k]}" for k in keys))
-    for v in ("old", "naive", "simt", "cssa", "movs"):
+    for v in [v for v in VARIANTS if v != "input"]:
         worse_movs = [
             r["path"]
             for r in rows
@@ -273,7 +286,17 @@ def main(argv: Sequence[str] | None = None) -> int:
     ap.add_argument("--no-ptxas", action="store_true")
     ap.add_argument("--fuzz", type=int, default=0)
     ap.add_argument("--seed", type=int, default=1)
+    ap.add_argument("--pipeline", default=None, help="pass pipeline instead of the folding")
+    ap.add_argument("--variants", default="", help="comma list of columns to keep")
     args = ap.parse_args(argv)
+    if args.variants:
+        keep = args.variants.split(",")
+        unknown = [v for v in keep if v not in VARIANTS]
+        if unknown:
+            ap.error(f"unknown variant {unknown[0]} (one of {', '.join(VARIANTS)})")
+        for v in list(VARIANTS):
+            if v not in keep:
+                del VARIANTS[v]
     if args.fuzz:
         runs, bad = fuzz(args.fuzz, args.seed)
         print(f"fuzz: {args.fuzz} kernels, {runs} runs, {bad} mismatches")
@@ -282,7 +305,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         "cells: reg-reg movs / PTX instrs [ptxas regs, SASS instrs]; columns: "
         + ", ".join(VARIANTS)
     )
-    rows = measure(args.only, args.skip_large, not args.no_fold, not args.no_ptxas)
+    how = f"pipeline {args.pipeline}" if args.pipeline else "copies folded"
+    print(f"# {how}; file's own target")
+    rows = measure(args.only, args.skip_large, not args.no_fold, not args.no_ptxas, args.pipeline)
     print(summary(rows, not args.no_ptxas))
     print(timing(args.only))
     return 0

@@ -100,9 +100,9 @@ GLOBAL_KNOBS: tuple[Knob, ...] = (
     Knob(
         "do-cssa",
         "bool",
-        False,
-        "leave SSA through conventional SSA and coalescing (off: the legacy out-of-SSA;"
-        " off by default until fuzz seeds 21024 and 22181 after late-commoning pass)",
+        True,
+        "leave SSA through conventional SSA and coalescing (0: the legacy out-of-SSA,"
+        " which splits critical edges and copies at the join)",
         spec="05-cssa.txt",
     ),
     Knob(

@@ -173,8 +173,7 @@ def test_verbosity_and_dump_before(capsys: pytest.CaptureFixture[str]) -> None:
 
 def test_knobs_are_registered_with_defaults() -> None:
     reg = registry()
-    # off by default: fuzz seeds 21024/22181 (tests/fuzz_cases) mis-lower with it
-    assert reg["do-cssa"].default is False
+    assert reg["do-cssa"].default is True
     assert reg["cssa-coalesce"].default == 2
     assert reg["cssa-verbosity"].default == 0
     assert reg["dump-before-cssa"].default is False

@@ -11,7 +11,7 @@ from ptxopt.ir.cssa import CssaOptions
 
 def test_do_cssa_knob_turns_it_off() -> None:
     assert CssaOptions.from_knobs({"do-cssa": False}).enabled is False
-    assert CssaOptions.from_knobs(None).enabled is False
+    assert CssaOptions.from_knobs(None).enabled is True
     assert CssaOptions.from_knobs({"do-cssa": True}).enabled is True
     opts = CssaOptions.from_knobs({"cssa-coalesce": 2, "cssa-verbosity": 1})
     assert (opts.level, opts.verbosity, opts.dump_before) == (2, 1, False)

@@ -719,7 +719,7 @@ def _dedupe(copies: list[Copy]) -> list[Copy]:
 class CssaOptions:
     """The knobs of leaving SSA (spec 05)."""
 
-    enabled: bool = True  # do-cssa (off unless asked through knobs): off is the legacy way
+    enabled: bool = True  # do-cssa: off is the legacy way
     level: int = LEVEL_THREAD  # cssa-coalesce
     verbosity: int = 0  # cssa-verbosity
     dump_before: bool = False  # dump-before-cssa
@@ -733,7 +733,7 @@ class CssaOptions:
     ) -> CssaOptions:
         k = knobs or {}
         return cls(
-            enabled=bool(k.get("do-cssa", False)),
+            enabled=bool(k.get("do-cssa", True)),
             level=int(k.get("cssa-coalesce", LEVEL_THREAD)),  # type: ignore[call-overload]
             verbosity=int(k.get("cssa-verbosity", 0)),  # type: ignore[call-overload]
             dump_before=bool(k.get("dump-before-cssa", False)),
