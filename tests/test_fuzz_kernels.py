@@ -106,7 +106,7 @@ def test_passes_on_random_kernels(name: str) -> None:
 @pytest.mark.slow
 @pytest.mark.parametrize("name", PASSES)
 def test_passes_on_many_random_kernels(name: str) -> None:
-    for seed in range(1000, 1100):
+    for seed in range(1000, 1050):
         res = check_pipeline(generate(seed), [name], seed=seed)
         assert res.ok, f"{name} seed {seed}: {res.kind}: {res.message}"
 
