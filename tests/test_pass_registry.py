@@ -79,3 +79,43 @@ L:
     am = AnalysisManager()
     fn = marked.module.funcs[0]
     assert mark(fn, am) is False  # already marked: nothing to do, and a real bool
+
+
+def test_an_idempotent_pass_is_skipped_while_the_module_is_unchanged(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """general-optimize runs at six placements of -O: once a run changes nothing, later
+    placements are skipped until some pass changes the module (the output is the same:
+    tests/test_passes_differential.py and the corpus checks run -O)."""
+    from ptxopt.driver import optimize
+    from ptxopt.transforms.general_optimize import GeneralOptimize
+
+    calls: list[bool] = []
+    real = GeneralOptimize.run
+
+    def counted(self: GeneralOptimize, func: Func, am: AnalysisManager) -> bool:
+        changed = real(self, func, am)
+        calls.append(changed)
+        return changed
+
+    monkeypatch.setattr(GeneralOptimize, "run", counted)
+    text = (
+        ".version 8.0\n.target sm_80\n.address_size 64\n"
+        ".visible .entry k(.param .u64 p)\n{\n\t.reg .b32 %r<4>;\n\t.reg .b64 %rd<2>;\n"
+        "\tld.param.u64 %rd1, [p];\n\tmov.u32 %r1, 5;\n\tadd.u32 %r2, %r1, 2;\n"
+        "\tst.global.u32 [%rd1], %r2;\n\tret;\n}\n"
+    )
+    go = "general-optimize"
+    optimize(text, "t.ptx", [go, go, go, go])
+    assert calls == [True, False]  # the third and fourth placements are skipped
+    calls.clear()
+    # other knob values are another pass as far as the fixed point goes
+    from ptxopt.phases import Step
+
+    other = Step(go, go, None, {"GeneralOptimizeIterations": 3})
+    optimize(text, "t.ptx", [go, other, go, other])
+    assert calls == [True, False, False]
+    calls.clear()
+    monkeypatch.setattr(GeneralOptimize, "idempotent", False)
+    optimize(text, "t.ptx", [go, go, go])
+    assert calls == [True, False, False]

@@ -33,6 +33,9 @@ class FunctionPass:
     # Analyses still valid after the pass changed something.  None: none are.
     preserves: ClassVar[frozenset[type] | None] = None
     knobs: ClassVar[tuple[Knob, ...]] = ()
+    # A run that changes nothing is a fixed point: with the same knobs, a later
+    # placement on an unchanged module would change nothing either, and is skipped.
+    idempotent: ClassVar[bool] = False
 
     def __init__(self, **options: object) -> None:
         declared = {k.name: k for k in self.knobs}

@@ -791,6 +791,7 @@ def dce(func: Func) -> int:
 
 @register
 class GeneralOptimize(FunctionPass):
+    idempotent = True
     name = "general-optimize"
     phase = 13
     description = "copy propagation, constant folding, simplification and DCE to a fixed point"
