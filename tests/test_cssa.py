@@ -3,6 +3,7 @@ SIMT condition, knobs, and execution checks of every level."""
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable
 from pathlib import Path
 
@@ -301,3 +302,29 @@ def _check_pairs(c: Cssa) -> None:
                     continue
                 live = c.live_after(a, b.block, b.pos)  # type: ignore[attr-defined,arg-type]
                 assert not (live and a.value != b.value), (a, b)  # type: ignore[attr-defined]
+
+
+# Copy propagation gives both loop counters the one constant 0: one phi keeps the
+# constant's register, the other needs a copy, which writes the literal again.
+SHARED_CONSTANT = kernel(
+    """\tmov.u32 %r1, 0;
+\tmov.u32 %r2, %r1;
+$L_loop:
+\tadd.s32 %r1, %r1, 3;
+\tadd.s32 %r2, %r2, %r1;
+\tsetp.lt.u32 %p1, %r1, %r21;
+\t@%p1 bra $L_loop;
+\tadd.s32 %r3, %r1, %r2;
+\tst.global.u32 [%rd4], %r3;
+\tret;"""
+)
+
+
+@pytest.mark.parametrize("level", [0, 1, 2, 3])
+def test_a_shared_constant_is_written_again_not_copied(level: int) -> None:
+    out, _ = lowered(SHARED_CONSTANT, CssaOptions(level=level))
+    assert run(out) == run(SHARED_CONSTANT)
+    body = out[out.index("add.s64") :]
+    reg_movs = [ln for ln in body.splitlines() if re.fullmatch(r"\s*mov\.b32\s+%\w+, %\w+;", ln)]
+    assert not reg_movs or level == 0, reg_movs
+    assert re.search(r"mov\.b32\s+%\w+, 0;", body)

@@ -70,7 +70,7 @@ from ptxopt.analysis.dominators import DomTree
 from ptxopt.analysis.loops import LoopForest
 from ptxopt.ir.core import CARRY, Func, Inst, IRModule, Phi, Value
 from ptxopt.ir.out_of_ssa import Assignment, Copy, destruct
-from ptxopt.ptx.ast import Reg
+from ptxopt.ptx.ast import Imm, Reg
 
 #: Coalescing levels of ``cssa-coalesce`` (see the module docstring).
 LEVEL_NONE, LEVEL_SIMT, LEVEL_THREAD, LEVEL_MOVS = 0, 1, 2, 3
@@ -618,8 +618,16 @@ class Cssa:
             if vid < self.func.next_id:
                 asg.reg[vid] = reg(var)
         left = 0
+
+        def source(v: _Var | str, dst: str) -> str | Imm:
+            """A copy's source; a constant is written again rather than copied,
+            unless coalescing already put it in the destination's register."""
+            r = reg(v)
+            imm = _rematerializable(v) if r != dst else None
+            return imm if imm is not None else r
+
         for bi, pc in self.producer.items():
-            copies = _dedupe([(reg(c), reg(s), c.type) for c, s in pc])
+            copies = _dedupe([(reg(c), source(s, reg(c)), c.type) for c, s in pc])
             if copies:
                 asg.block_copies[bi] = copies
                 left += len(copies)
@@ -629,7 +637,7 @@ class Cssa:
                 asg.start_copies[bi] = copies
                 left += len(copies)
         for iid, tc in self.tie.items():
-            copies = _dedupe([(reg(t), reg(s), t.type) for t, s in tc])
+            copies = _dedupe([(reg(t), source(s, reg(t)), t.type) for t, s in tc])
             if copies:
                 asg.tie_copies[iid] = copies
                 left += len(copies)
@@ -690,6 +698,27 @@ class Cssa:
                 s = src if isinstance(src, str) else show(src)
                 lines.append(f"\t{show(c)} = pcp {s}")
         return "\n".join(lines)
+
+
+def _rematerializable(v: _Var | str) -> Imm | None:
+    """The immediate a copy may write instead of reading ``v``: ``v`` is the result of
+    an unguarded ``mov`` of an integer or hex-float literal (a constant that copy
+    propagation or commoning shared between registers).  Writing the literal keeps
+    the copy from being a register-to-register move and from reading ``v``."""
+    if isinstance(v, str) or v.origin is None or v.origin.kind != "inst":
+        return None
+    inst = v.origin.inst
+    if not isinstance(inst, Inst) or inst.opcode != "mov" or inst.pred is not None:
+        return None
+    if len(inst.defs) != 1 or inst.olds is not None or v.type == ".pred":
+        return None
+    ops = inst.ast.operands
+    if len(ops) != 2 or not isinstance(ops[1], Imm):
+        return None
+    imm = ops[1]
+    if imm.kind == "int" or imm.text[:2].lower() in ("0f", "0d"):
+        return imm
+    return None
 
 
 def _real_operands(inst: Inst) -> list[Value]:
