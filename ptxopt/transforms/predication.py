@@ -16,8 +16,8 @@ guarded ``mov`` for predicates, which ``selp`` cannot select) placed at the end 
 before keeps the register's old contents alive back to the entry.  On CUB's
 histogram (sm_90) guarding every arm instruction took two kernels from 40 to 165
 and 163 registers; speculated, 42 and 53, with 9 % and 4 % fewer SASS instructions.
-Division, remainder, square root and exact reciprocals are never speculated, so
-arms holding them stay branches.
+Division, remainder, square root and exact reciprocals are never speculated: arms
+holding them stay branches (under ``PredicationMemory`` they are guarded instead).
 
 Legality: an arm may not hold a terminator other than its branch to the join,
 instructions that are already guarded, carry-chain instructions, calls, barriers or
