@@ -4,7 +4,7 @@ total SASS and registers before/after on sm_75, sm_80, sm_90.
     python bench/iv_demotion.py [--only SUBSTR] [--skip-large] [--no-corpus]
 
 1. Every corpus file goes through ``iv-demotion`` at ``remat-iv=4`` and ``=5``
-   (versioning) with ``dump-remat-iv=1``; each 64-bit header phi's decision is
+   (versioning); each 64-bit header phi's decision is
    tallied by reason and the demoted / near-miss loops are listed.
 2. Files where something changed are measured with :func:`bench.effect.measure_file`
    (ptxas -O3, nvdisasm; runnable kernels also executed before/after).
@@ -18,8 +18,6 @@ instructions between the branch target and the branch.
 from __future__ import annotations
 
 import argparse
-import contextlib
-import io
 import re
 import sys
 from collections import Counter
@@ -59,11 +57,10 @@ def loop_body_sass(ptx: str, arch: str) -> dict[str, int]:
 
 
 def decisions(text: str, path: str, knobs: dict[str, object]) -> tuple[list[str], str]:
-    err = io.StringIO()
-    with contextlib.redirect_stderr(err):
-        out = optimize(text, path, ["iv-demotion"], knobs={**knobs, "dump-remat-iv": 1}).text
-    lines = sorted(set(ln for ln in err.getvalue().splitlines() if ln.startswith("remat-iv:")))
-    return lines, out
+    """The pass's decisions (the lines of ``ptxopt opt --explain``) and its output."""
+    res = optimize(text, path, ["iv-demotion"], knobs=knobs)
+    lines = sorted(set(res.report.notes.get("iv-demotion", [])))
+    return lines, res.text
 
 
 def _reason(line: str) -> str:
@@ -120,7 +117,7 @@ def main(argv: list[str] | None = None) -> int:
                         continue
                     tally[_reason(ln)] += 1
                     if "demoted" in ln or "window" in ln or "rewrite" in ln:
-                        listed.append(f"{e['path']}: {ln[len('remat-iv: ') :][:160]}")
+                        listed.append(f"{e['path']}: {ln[:160]}")
                 if any(": demoted" in ln for ln in lines):
                     changed.append((e, out))
             print(f"\n## remat-iv={level}: decisions on 64-bit header phis\n")

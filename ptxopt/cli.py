@@ -153,6 +153,8 @@ def cmd_opt(args: argparse.Namespace) -> int:
         print(result.report.format_times(), file=sys.stderr)
     if args.stats:
         print(result.report.format_stats(), file=sys.stderr)
+    if args.explain:
+        print(result.report.format_explain(), file=sys.stderr)
     return 0
 
 
@@ -241,6 +243,12 @@ def build_parser(extra_commands: Sequence[str] = ()) -> argparse.ArgumentParser:
         "repeatable (runs replace-uniforms-with-imm)",
     )
     p.add_argument("--stats", action="store_true", help="print what each pass did to stderr")
+    p.add_argument(
+        "--explain",
+        action="store_true",
+        help="print each decision a pass took and why (loops narrowed or kept, atomics "
+        "aggregated or skipped, frames promoted or kept) to stderr",
+    )
     p.add_argument("--arch", metavar="sm_XX", help="target for arch-dependent decisions")
     p.add_argument("--verify-each", action="store_true", help="verify the IR after every pass")
     p.add_argument("--time-passes", action="store_true", help="print per-phase times to stderr")

@@ -61,6 +61,16 @@ class PipelineReport:
     changed: dict[str, int] = field(default_factory=dict)
     # per step label: the pass's own counters (``copies propagated`` ...)
     stats: dict[str, Counter[str]] = field(default_factory=dict)
+    # per step label: the pass's decisions, a line each (``--explain``)
+    notes: dict[str, list[str]] = field(default_factory=dict)
+
+    def format_explain(self) -> str:
+        lines = ["===  ptxopt decisions  ==="]
+        for label, notes in self.notes.items():
+            lines.extend(f"{label}: {n}" for n in notes)
+        if len(lines) == 1:
+            lines.append("  (no pass explained a decision)")
+        return "\n".join(lines)
 
     def format_stats(self) -> str:
         lines = ["===  ptxopt pass statistics  ==="]
@@ -183,6 +193,8 @@ def run_pipeline(
         report.changed[label] = report.changed.get(label, 0) + changed
         if p.stats:
             report.stats.setdefault(label, Counter()).update(p.stats)
+        if p.notes:
+            report.notes.setdefault(label, []).extend(p.notes)
         if dump is not None and wanted & dump_after:
             dump(f"*** IR after {label} ***\n{dump_module(mod)}")
     return report

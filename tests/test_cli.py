@@ -158,3 +158,16 @@ def test_dump_ssa_and_after_pass(tmp_path: Path, capsys: pytest.CaptureFixture[s
 def test_dump_of_unknown_pass_is_a_usage_error(capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["opt", "example:reduce", "--dump-after", "nope"]) == 2
     assert "--dump-after nope" in capsys.readouterr().err
+
+
+def test_explain_prints_decisions(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    from tests.test_iv_demotion import GRID
+
+    src = tmp_path / "grid.ptx"
+    src.write_text(GRID)
+    assert main(["opt", str(src), "-p", "iv-demotion", "--explain", "-o", "-"]) == 0
+    err = capsys.readouterr().err.splitlines()
+    assert err[0] == "===  ptxopt decisions  ==="
+    assert err[1].startswith("iv-demotion: k: loop LOOP phiNode %") and len(err) >= 2
+    assert main(["opt", str(src), "-p", "none", "--explain", "-o", "-"]) == 0
+    assert "(no pass explained a decision)" in capsys.readouterr().err

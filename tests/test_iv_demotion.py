@@ -286,6 +286,18 @@ def test_dump_names_each_decision(capsys: pytest.CaptureFixture[str]) -> None:
     assert "demoted [range]" in capsys.readouterr().err
 
 
+def test_explain_reports_every_decision() -> None:
+    """``--explain`` carries the same decisions as ``dump-remat-iv``, without the
+    knob, one line per candidate IV."""
+    res = optimize(GRID, passes=["iv-demotion"])
+    notes = res.report.notes["iv-demotion"]
+    stats = res.report.stats["iv-demotion"]
+    assert len(notes) == stats["IVs demoted"] + stats["IVs kept wide"]
+    assert all(n.startswith("k: loop LOOP phiNode ") for n in notes)
+    masked = optimize(MASKED, passes=["iv-demotion"]).report.notes["iv-demotion"]
+    assert any(": demoted [range]: " in n for n in masked)
+
+
 def test_versioning_guards_a_demoted_copy() -> None:
     for knobs in ({"remat-iv": 5}, {"remat-iv": 4, "remat-iv-version": True}):
         out, marks = _opt(GRID, **knobs)

@@ -136,3 +136,17 @@ def test_o0_wrappers_whose_results_no_caller_reads() -> None:
     assert stats["aggregated (redux.sync)"] == 1 and stats["aggregated (uniform operand)"] == 1
     assert "redux.sync.min.s32" in res.text and re.search(r"@%ua\d+ red\.add\.u32", res.text)
     assert "shfl.sync" not in res.text
+
+
+def test_explain_gives_each_atomic_its_line_and_outcome() -> None:
+    src = SRC.replace("red.global.or.b32 [%rd1+68], %r5;", "@%p1 red.global.or.b32 [%rd1+68], %r5;")
+    res = optimize(src, "agg.ptx", [PASS])
+    notes = res.report.notes[PASS]
+    stats = res.report.stats[PASS]
+    assert len(notes) == sum(stats.values())
+    line = next(i + 1 for i, t in enumerate(src.splitlines()) if "@%p1 red.global.or" in t)
+    lines = [n.split(": ", 1)[1] for n in notes]
+    assert f"line {line}: red.global.or.b32: skipped: guarded" in lines
+    assert sum("aggregated (" in n for n in notes) == sum(
+        v for k, v in stats.items() if k.startswith("aggregated")
+    )

@@ -220,3 +220,12 @@ def test_escaping_frame_is_kept(tmp_path: Path) -> None:
     assert res.report.changed.get(PASS, 0) == 0
     assert res.report.stats[PASS]["kept: pointer stored to memory"] == 1
     ptxas_check(res.text, "sm_80", tmp_path)
+
+
+def test_explain_names_each_variable_and_why() -> None:
+    kept = optimize(ESCAPE, "e.ptx", [PASS]).report.notes[PASS]
+    assert kept == ["k: .local __local_depot0 (8 bytes): kept: pointer stored to memory"]
+    over = optimize(DYN, "d.ptx", [PASS], knobs={"PromoteLocalDynamicBudget": 3})
+    assert over.report.notes[PASS][0].endswith("kept: dynamic index over budget")
+    done = optimize(CONST, "c.ptx", [PASS]).report.notes[PASS]
+    assert len(done) == 1 and "(40 bytes): promoted to" in done[0]

@@ -9,7 +9,9 @@ Passes register themselves in :data:`REGISTRY` with :func:`register`.
 The pipeline hands each instance the knob values (``self.options``, defaults filled
 in), the module being compiled (``self.module``, for the target architecture and
 module-level facts) and a counter for ``--stats`` (``self.stats``: what the pass did,
-e.g. ``copies propagated``).
+e.g. ``copies propagated``).  A pass that takes decisions a user may question (which
+loop it narrowed, which atomic it left alone) also writes one line per decision with
+:meth:`FunctionPass.explain`; ``ptxopt opt --explain`` prints them.
 """
 
 from __future__ import annotations
@@ -46,10 +48,15 @@ class FunctionPass:
         self.options.update(options)
         self.module: IRModule | None = None
         self.stats: Counter[str] = Counter()
+        self.notes: list[str] = []
 
     def knob(self, name: str) -> object:
         """The value of one of this pass's knobs."""
         return self.options[name]
+
+    def explain(self, func: Func, text: str) -> None:
+        """Record one decision about ``func`` (a line of ``--explain``)."""
+        self.notes.append(f"{func.name}: {text}")
 
     @property
     def arch(self) -> str | None:

@@ -418,8 +418,10 @@ def run(
     arch: str | None,
     version: str | None,
     dead: set[str] | None = None,
+    notes: list[str] | None = None,
 ) -> dict[str, int]:
-    """Aggregate every eligible atomic of ``func``; return counts by outcome."""
+    """Aggregate every eligible atomic of ``func``; return counts by outcome (and,
+    into ``notes``, a line per atomic)."""
     counts: dict[str, int] = {}
     if mode <= 0:
         return counts
@@ -433,6 +435,8 @@ def run(
             continue
         if isinstance(c, str):
             counts[f"skipped: {c}"] = counts.get(f"skipped: {c}", 0) + 1
+            if notes is not None:
+                notes.append(f"{_where(inst)}: skipped: {c}")
             continue
         if isinstance(c.value, Value):
             c.uniform_value = div.is_uniform(c.value)
@@ -446,7 +450,16 @@ def run(
         keep = c.has_result and not du.is_dead(c.inst.defs[0])
         how = rewrite(func, c, sm, redux_ok, used, keep)
         counts[f"aggregated ({how})"] = counts.get(f"aggregated ({how})", 0) + 1
+        if notes is not None:
+            notes.append(f"{_where(c.inst)}: aggregated ({how})")
     return counts
+
+
+def _where(inst: Inst) -> str:
+    """``line N: atom.global.add.u32`` for a line of ``--explain``."""
+    op = inst.ast.opcode + "".join(inst.ast.mods)
+    span = inst.ast.span
+    return f"line {span.line}: {op}" if span is not None else op
 
 
 @register
@@ -474,6 +487,9 @@ class OptimizeUniformAtomic(FunctionPass):
         if self.module is not None and self._dead_for is not self.module:
             self._dead = dead_returns(self.module)
             self._dead_for = self.module
-        counts = run(func, am, mode, self.arch, version, self._dead)
+        notes: list[str] = []
+        counts = run(func, am, mode, self.arch, version, self._dead, notes)
         self.stats.update(counts)
+        for n in notes:
+            self.explain(func, n)
         return any(k.startswith("aggregated") for k in counts)

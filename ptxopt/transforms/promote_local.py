@@ -343,7 +343,11 @@ def _convert(
 
 
 def run(
-    func: Func, am: AnalysisManager, budget: int = 8, stats: dict[str, int] | None = None
+    func: Func,
+    am: AnalysisManager,
+    budget: int = 8,
+    stats: dict[str, int] | None = None,
+    notes: list[str] | None = None,
 ) -> bool:
     vars_ = _local_vars(func)
     if not vars_:
@@ -369,14 +373,20 @@ def run(
     for v in vars_.values():
         layout = None if v.escaped else _layout(v, budget)
         if layout is None:
+            why = v.escaped or "too many slots for a dynamic index"
             if stats is not None:
-                stats[f"kept: {v.escaped}"] = stats.get(f"kept: {v.escaped}", 0) + 1
+                stats[f"kept: {why}"] = stats.get(f"kept: {why}", 0) + 1
+            if notes is not None:
+                notes.append(f".local {v.name} ({v.size} bytes): kept: {why}")
             continue
         _promote(func, dom, v, layout)
         changed = True
         if stats is not None:
             stats["variables promoted"] = stats.get("variables promoted", 0) + 1
             stats["frame bytes removed"] = stats.get("frame bytes removed", 0) + v.size
+        if notes is not None:
+            done = f"promoted to {len(layout)} registers" if layout else "removed (no access)"
+            notes.append(f".local {v.name} ({v.size} bytes): {done}")
     if changed:
         _cleanup(func, vars_)
     return changed
@@ -621,6 +631,10 @@ class PromoteLocal(FunctionPass):
 
     def run(self, func: Func, am: AnalysisManager) -> bool:
         counts: dict[str, int] = {}
-        changed = run(func, am, int(self.knob("PromoteLocalDynamicBudget")), counts)  # type: ignore[call-overload]
+        notes: list[str] = []
+        budget = int(self.knob("PromoteLocalDynamicBudget"))  # type: ignore[call-overload]
+        changed = run(func, am, budget, counts, notes)
         self.stats.update(counts)
+        for n in notes:
+            self.explain(func, n)
         return changed

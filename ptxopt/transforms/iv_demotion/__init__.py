@@ -94,13 +94,16 @@ class LoopDecision:
     pointers: int = 0  # pointer recurrences rebuilt from the narrow IV
     clones: int = 0  # iv_base_clone_ extensions
 
-    def line(self) -> str:
+    def what(self) -> str:
+        """The decision without the function's name (a line of ``--explain``)."""
         what = "demoted" if self.demoted else "kept"
         extra = f" [{self.mode}]" if self.mode else ""
         if self.versioned:
             extra += " [versioned]"
-        head = f"remat-iv: {self.func} loop {self.loop_header} phiNode {self.iv}"
-        return f"{head}: {what}{extra}: {self.reason}"
+        return f"loop {self.loop_header} phiNode {self.iv}: {what}{extra}: {self.reason}"
+
+    def line(self) -> str:
+        return f"remat-iv: {self.func} {self.what()}"
 
 
 @dataclass
@@ -947,6 +950,7 @@ class IVDemotion(FunctionPass):
         for d in decisions:
             self.stats["IVs demoted" if d.demoted else "IVs kept wide"] += 1
             self.stats["pointer recurrences rebuilt"] += d.pointers
+            self.explain(func, d.what())
             if dump:
                 print(d.line(), file=sys.stderr)
             changed |= d.demoted
