@@ -325,6 +325,20 @@ def test_prealloc_reg_special_registers() -> None:
     assert "%ctaid.x" in off and not re.search(r"cvt.u64.u32\s+%rd6, %ctaid.x", off)
 
 
+def test_special_register_is_not_read_twice() -> None:
+    """A copy of a special register that something else still reads stays the one
+    read: ptxas does not common two reads of ``%ntid.x`` (saxpy_gs, sm_90: +1 SASS)."""
+    body = "mov.u32 %r3, %ctaid.x; cvt.u64.u32 %rd6, %r3; cvt.u32.u64 %r4, %rd6;"
+    body += " add.s32 %r5, %r4, %r3; add.s32 %r10, %r5, %r2;"
+    kept, _ = run(body, GeneralOptimizeSubPasses="copy-prop,dce")
+    assert kept.count("%ctaid.x") == 1 and re.search(r"cvt.u64.u32\s+%rd6, %r3;", kept)
+    # ... also when the other reader goes through a copy of the copy
+    body = "mov.u32 %r3, %ctaid.x; mov.u32 %r6, %r3; cvt.u64.u32 %rd6, %r3;"
+    body += " cvt.u32.u64 %r4, %rd6; add.s32 %r5, %r4, %r6; add.s32 %r10, %r5, %r2;"
+    kept, _ = run(body, GeneralOptimizeSubPasses="copy-prop,dce")
+    assert kept.count("%ctaid.x") == 1
+
+
 def test_no_write_non_rr() -> None:
     body = "mov.u32 %r3, 7; add.s32 %r10, %r2, %r3;"
     on, _ = run(body)
@@ -475,3 +489,47 @@ def test_bitfield_position_out_of_immediate_range_stays_a_register(tmp_path: Pat
     out, _ = run(body, tmp_path)
     assert not re.search(r"bf[ie]\.\w+\s+[^;]*65536", out), out
     assert re.search(r"bfe\.u32\s+%\w+, %\w+, 7, %\w+", out), out
+
+
+BARRIER = """.version 8.0
+.target sm_90
+.address_size 64
+
+.shared .align 8 .b8 smem[24];
+
+.visible .entry k(.param .u64 k_out)
+{
+  .reg .pred %p<2>;
+  .reg .b32 %r<8>;
+  .reg .b64 %rd<6>;
+  ld.param.u64 %rd1, [k_out];
+  cvta.to.global.u64 %rd1, %rd1;
+  mov.u32 %r1, %tid.x;
+  mov.b32 %r2, smem;
+  add.s32 %r3, %r2, 8;
+  setp.eq.s32 %p1, %r1, 0;
+  @%p1 mbarrier.init.shared.b64 [%r3], 1;
+  @%p1 st.shared.u32 [%r2], %r1;
+  bar.sync 0;
+  ld.shared.u32 %r4, [%r2];
+  @%p1 mbarrier.arrive.shared.b64 %rd2, [%r3];
+  mul.wide.u32 %rd3, %r1, 4;
+  add.s64 %rd4, %rd1, %rd3;
+  st.global.u32 [%rd4], %r4;
+  ret;
+}
+"""
+
+
+def test_barrier_addresses_keep_their_register(tmp_path: Path) -> None:
+    """A shared variable's address goes into loads and stores, not into mbarrier
+    operands (where ptxas -O3 made the Hopper FP8 GEMM 43 SASS instructions longer)."""
+    res = optimize(BARRIER, "b.ptx", ["general-optimize"], verify_each=True)
+    text = res.text
+    assert "ld.shared.u32 \t%r4, [smem]" in text or "[smem+0]" in text
+    assert "mbarrier.init.shared.b64 \t[%r2+8]" in text
+    assert "mbarrier.arrive.shared.b64 \t%rd2, [%r2+8]" in text
+    assert "[smem+8]" not in text
+    diff = differential(BARRIER, text, "k", 1, 32, lambda s, g, b: [np.zeros(g * b, np.uint32)])
+    assert diff.ok, diff.message
+    ptxas_check(text, "sm_90", tmp_path)

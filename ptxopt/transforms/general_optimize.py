@@ -16,7 +16,8 @@ One pass, six placements.  Each run repeats four sub-passes until nothing change
     each slot decides the spelling).  With ``CopyPropAddr`` address bases take
     copies and absorb ``add x, c`` into the offset; with ``CopyPropConstantBank``
     the address of a module variable (``mov.u64 %rd, gvar``) is written into the
-    addresses that read it (in SASS these are constant-bank operands).  With
+    addresses of the loads, stores and atomics that read it (in SASS these are
+    constant-bank operands; barrier and bulk-copy addresses keep their register).  With
     ``CopyPropUseReachingDefs`` a phi whose operands all resolve to one value is
     that value.  Copies of special registers (``%tid.x``, the hardware's fixed
     registers) go only into ``mov``/``cvt`` and only with ``CopyPropPreAllocReg``.
@@ -86,6 +87,12 @@ _IMM_OPS = frozenset(
     }
 )  # fmt: skip
 _TENSOR = ("mma", "wmma", "wgmma")
+# instructions whose address may name a module variable (``[gvar+8]``).  Barrier and
+# bulk-copy addresses (mbarrier.*, cp.async.bulk*) keep their register: on the Hopper
+# FP8 GEMM (triton/fp8_matmul_tma, sm_90a) two `mbarrier.arrive.expect_tx
+# [global_smem+131072]` cost ptxas -O3 43 SASS instructions and 2 registers over
+# `[%r258+131072]` (709 -> 752).
+_SYMBOL_ADDRESS_OPS = frozenset({"ld", "ldu", "st", "atom", "red", "prefetch"})
 
 
 def _width(t: str) -> int:
@@ -236,6 +243,7 @@ class _Sweep:
         self.stats = p.stats
         self.gvars = p.global_spaces()
         self.use_count: dict[int, int] | None = None  # readers per value (a hint)
+        self._other_readers: set[int] | None = None
 
     # -- resolution ---------------------------------------------------------
     def find(self, v: Value) -> Value:
@@ -297,7 +305,12 @@ class _Sweep:
             resolved = self.resolve(u, inst)
             new: Value | Imm = resolved
             sp = self.special.get(resolved.id)
-            if sp is not None and kind == "reg" and _takes_special(inst):
+            if (
+                sp is not None
+                and kind == "reg"
+                and _takes_special(inst)
+                and resolved.id not in self.other_readers()
+            ):
                 new = sp
             if isinstance(new, Value) and new.id in self.consts and not no_rr and not tensor:
                 # keep one register source: an all-immediate instruction is folded
@@ -417,7 +430,12 @@ class _Sweep:
                 name = d.ast.operands[1].name
                 space = self.gvars.get(name)
                 info = inst.info
-                if space is None or info is None or info.space != space:
+                if (
+                    space is None
+                    or info is None
+                    or info.space != space
+                    or info.name not in _SYMBOL_ADDRESS_OPS
+                ):
                     return
                 self._set_operand(inst, k, Addr(Sym(name), op.offset, (), op.plus_zero))
                 drop.append(j)
@@ -526,6 +544,37 @@ class _Sweep:
             self.stats["never-executed instructions removed"] += 1
         self.changed = True
         return True if inst.block is None else False
+
+    def other_readers(self) -> set[int]:
+        """Values read by something that cannot read a special register itself (not a
+        ``mov``/integer ``cvt``), directly or through plain copies.  A copy of
+        ``%ntid.x`` is propagated only where that makes the copy dead: ptxas does not
+        common two reads of one special register (cuda/elementwise saxpy_gs, sm_90:
+        ``cvt.u64.u32 %rd1, %ntid.x`` beside a live ``mov %r1, %ntid.x`` made 37 SASS
+        instructions 38).  Computed once per sweep (a hint: it only grows stale
+        towards propagating less)."""
+        if self._other_readers is None:
+            marked: set[int] = set()
+            copies: dict[int, list[int]] = {}  # d -> the values d copies
+            for b in self.func.blocks:
+                for phi in b.phis:
+                    marked.update(x.id for x in phi.incoming)
+                for ins in b.insts:
+                    xs = ins.operand_values()
+                    if not _takes_special(ins) or ins.pred is not None:
+                        marked.update(x.id for x in xs)
+                    elif ins.opcode == "mov" and ins.defs:
+                        for d in ins.defs:
+                            copies.setdefault(d.id, []).extend(x.id for x in xs)
+            work = [v for v in marked if v in copies]
+            while work:
+                for x in copies.pop(work.pop(), ()):
+                    if x not in marked:
+                        marked.add(x)
+                        if x in copies:
+                            work.append(x)
+            self._other_readers = marked
+        return self._other_readers
 
     def single_use(self, v: Value) -> bool:
         if not self.p.knob("GeneralOptimizeWideMul"):
