@@ -102,6 +102,7 @@ REJECTED: list[tuple[str, str, str]] = [
     ("inlined-at-origin", HEAD + '.file 1 "a.cu"\n.visible .entry k()\n{\n'
      ".loc 1 2 3, function_name k, inlined_at 1 9 9\nret;\n}\n", "inlined_at"),
     ("nesting", kernel("{" * 1700 + "}" * 1700), "nest deeper"),
+    ("ignored-modifier-before-mode", kernel("mul.rank.lo.s32 %r1, %r2, 3;"), "unexpected types"),
 ]  # fmt: skip
 
 # Close to the above and accepted by ptxas: must pass.
@@ -162,6 +163,14 @@ ACCEPTED: list[tuple[str, str]] = [
         HEAD + ".func f()\n.func g()\n{\nret;\n}\n.func f()\n{\nret;\n}\n",
     ),
     ("backslash-before-statement", kernel("\\\tmov.u32 %r1, 1; \\ mov.u32 %r2, 2;")),
+    (
+        "ignored-modifiers",
+        kernel(
+            "ld.rank.param.u64 %rd1, [a]; ld.global.finite.u32 %r1, [%rd1];"
+            " mov.interleave_layout.b32 %r2, %r1; add.acc::f32.s32 %r3, %r2, 1;"
+            " mul.lo.b8x16.s32 %r4, %r3, 3; st.element_stride.global.u32 [%rd1], %r4;"
+        ),
+    ),
 ]
 
 

@@ -421,3 +421,21 @@ ISA_MODIFIERS = """
 .128x256b .4x256b .128x128b .64x128b .32x128b .warpx2::02_13 .warpx4 .wb .weak .wide .width
 .wrap .ws .wt .x1 .x128 .x16 .x2 .x32 .x4 .x64 .x8 .xor .xorsign .zero
 """
+
+
+# Modifiers ptxas 13.0 accepts on any instruction and ignores: the tensormap.replace
+# field names, testp's classes, the wgmma accumulator types and the ldmatrix element
+# shapes.  Measured: a kernel's SASS is unchanged with .rank, .finite, .acc::f16 or
+# .b8x16 inserted at every modifier position of ld, st, add, mul, setp, bra, cvt and
+# sqrt, and with each of the 22 in add.s32 and mul.lo.s32.  The parser drops them
+# where no form of the opcode names them.  Only between mul/mad/mul24/mad24 and their
+# .lo/.hi/.wide does ptxas refuse one ("Unexpected instruction types").
+IGNORED_MODIFIERS = frozenset(
+    {
+        ".box_dim", ".element_stride", ".elemtype", ".fill_mode", ".global_address",
+        ".global_dim", ".global_stride", ".interleave_layout", ".rank",
+        ".swizzle_atomicity", ".swizzle_mode",
+        ".finite", ".infinite", ".normal", ".notanumber", ".number", ".subnormal",
+        ".acc::f16", ".acc::f32", ".b4x16_p64", ".b6x16_p32", ".b8x16",
+    }
+)  # fmt: skip

@@ -50,6 +50,7 @@ from ptxopt.ptx.ast import (
     Vec,
 )
 from ptxopt.ptx.constexpr import ExprError, ExprParser
+from ptxopt.ptx.forms import IGNORED_MODIFIERS as _IGNORED
 from ptxopt.ptx.lexer import (
     DIR,
     EOF,
@@ -263,6 +264,7 @@ class Parser:
         self.depth = 0
         self.is_call = False
         self.is_branch = False
+        self.sreg_in_vector = False  # a special register inside {...}: see sreg_writes
 
     # -- token helpers -----------------------------------------------------
 
@@ -753,7 +755,12 @@ class Parser:
                     n, t = self.regs.vectors.get(base, (0, p.type))
                     self.regs.vectors[base] = (n + 1, t)
         open_tok = self.expect("{")
+        self.sreg_in_vector = False
         fn.body = self.parse_body(open_tok[2])
+        if self.sreg_in_vector:
+            from ptxopt.ptx.sreg_writes import rename_written_special_registers
+
+            rename_written_special_registers(fn)
         return fn
 
     # -- function bodies -----------------------------------------------------
@@ -975,6 +982,13 @@ class Parser:
                     raise self.error(
                         f"a {what} is only allowed on video instructions ('{full}')", start
                     )
+        if not _IGNORED.isdisjoint(mods):
+            from ptxopt.ptx.validate import drop_ignored_modifiers
+
+            kept = drop_ignored_modifiers(opcode, mods)
+            if isinstance(kept, str):
+                raise self.error(kept, start)
+            mods = kept
         return Instr(opcode, mods, operands, pred, neg, self.smap.span(start))
 
     def register(self, tok: Token) -> Operand:
@@ -1061,6 +1075,8 @@ class Parser:
                         if self.accept("}"):
                             break
                         self.expect(",")
+                if any(type(e) is Reg and is_special_register(e.name) for e in elems):
+                    self.sreg_in_vector = True
                 return Vec(tuple(elems))
             if text == "(" and self.is_call:
                 self.i += 1

@@ -23,6 +23,7 @@ instruction is a dictionary probe plus one check per operand.
 
 from __future__ import annotations
 
+import functools
 import re
 from dataclasses import dataclass
 
@@ -55,7 +56,13 @@ from ptxopt.ptx.ast import (
     VarDecl,
     Vec,
 )
-from ptxopt.ptx.forms import EXTRA_MODIFIERS, FORMS, GROUPS, ISA_MODIFIERS
+from ptxopt.ptx.forms import (
+    EXTRA_MODIFIERS,
+    FORMS,
+    GROUPS,
+    IGNORED_MODIFIERS,
+    ISA_MODIFIERS,
+)
 from ptxopt.ptx.opcodes import STATE_SPACES, is_special_register, lookup, supported_opcodes
 from ptxopt.ptx.parser import deep_recursion, parse_number, range_lookup
 from ptxopt.ptx.types import TYPE_MODIFIERS, bit_width, is_bits, is_int, is_type
@@ -252,6 +259,38 @@ def _split_compound(mods: tuple[str, ...], form: _Form) -> list[str]:
                     out.remove(p)
                 out.append(a)
     return out
+
+
+_INT_MODES = frozenset({".lo", ".hi", ".wide"})
+
+
+@functools.cache
+def ignored_modifiers(opcode: str) -> frozenset[str]:
+    """The :data:`IGNORED_MODIFIERS` that mean nothing on ``opcode`` (none of its
+    forms names them).  An opcode without forms keeps them all."""
+    named: set[str] = set()
+    for head, forms in _FORMS.items():
+        if head == opcode or head.startswith(opcode + "."):
+            for f in forms:
+                named.update(*f.types, *(alts for alts, _ in f.slots))
+    if not named:
+        return frozenset()
+    return IGNORED_MODIFIERS - named
+
+
+def drop_ignored_modifiers(opcode: str, mods: tuple[str, ...]) -> tuple[str, ...] | str:
+    """``mods`` without the modifiers ptxas ignores on ``opcode``, or why ptxas
+    refuses them (between mul/mad and .lo/.hi/.wide)."""
+    drop = ignored_modifiers(opcode)
+    if not drop:
+        return mods
+    if (
+        opcode in ("mul", "mad", "mul24", "mad24")
+        and mods[0] in drop
+        and any(m in _INT_MODES for m in mods[1:])
+    ):
+        return f"unexpected types for '{opcode}{''.join(mods)}'"
+    return tuple(m for m in mods if m not in drop)
 
 
 def _match(form: _Form, mods: tuple[str, ...]) -> str | None:
