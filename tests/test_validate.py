@@ -103,6 +103,20 @@ REJECTED: list[tuple[str, str, str]] = [
      ".loc 1 2 3, function_name k, inlined_at 1 9 9\nret;\n}\n", "inlined_at"),
     ("nesting", kernel("{" * 1700 + "}" * 1700), "nest deeper"),
     ("ignored-modifier-before-mode", kernel("mul.rank.lo.s32 %r1, %r2, 3;"), "unexpected types"),
+    # found by fuzz/mutate.py (ptxas 13.0 refuses each)
+    ("absolute-global-address", kernel("ld.global.u32 %r1, [8];"), "absolute address"),
+    ("absolute-generic-address", kernel("st.u32 [+36], %r1;"), "absolute address"),
+    ("barrier-number", kernel("bar.sync 16;"), "barrier number 16 out of range"),
+    ("barrier-number-wraps", kernel("barrier.sync -1;"), "out of range"),
+    ("bar-red-number", kernel("bar.red.popc.u32 %r1, 16, %p1;"), "barrier number 16"),
+    ("duplicate-comparison", kernel("setp.lt.lt.s32 %p1, %r1, %r2;"), "given twice"),
+    ("duplicate-atomic-op", kernel("atom.global.or.or.b32 %r1, [%rd1], %r2;"), "given twice"),
+    ("duplicate-rounding", kernel("cvt.rn.rn.f32.s32 %f1, %r1;"), "given twice"),
+    ("duplicate-ftz", kernel("add.ftz.ftz.f32 %f1, %f2, %f3;"), "given twice"),
+    ("duplicate-scope", kernel("fence.acq_rel.gpu.gpu;"), "given twice"),
+    ("nc-needs-global", kernel("ld.nc.u32 %r1, [%rd1];"), "needs the .global"),
+    ("float-bits-shift", kernel("shl.b32 %r1, %r2, 0f3f800000;"), "does not fit"),
+    ("decimal-float-lane", kernel("shfl.sync.bfly.b32 %r1, %r2, 1E5, 31, -1;"), "does not fit"),
 ]  # fmt: skip
 
 # Close to the above and accepted by ptxas: must pass.
@@ -163,6 +177,17 @@ ACCEPTED: list[tuple[str, str]] = [
         HEAD + ".func f()\n.func g()\n{\nret;\n}\n.func f()\n{\nret;\n}\n",
     ),
     ("backslash-before-statement", kernel("\\\tmov.u32 %r1, 1; \\ mov.u32 %r2, 2;")),
+    (
+        "accepted-twice",
+        kernel(
+            "add.cc.cc.u32 %r1, %r2, 1; mul.sat.sat.f32 %f1, %f2, %f3;"
+            " shfl.sync.sync.bfly.b32 %r1, %r2, 1, 31, -1; min.NaN.NaN.f32 %f1, %f2, %f3;"
+            " bra.uni.uni L;\nL: rsqrt.approx.approx.f32 %f1, %f2;"
+        ),
+    ),
+    ("local-absolute-address", kernel(".local .b32 l[4];\nld.local.u32 %r1, [8];")),
+    ("barrier-15", kernel("bar.sync 15; bar.arrive 15, 32; bar.warp.sync -1;")),
+    ("global-nc", kernel("ld.global.nc.u32 %r1, [%rd1];")),
     (
         "ignored-modifiers",
         kernel(
