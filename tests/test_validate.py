@@ -117,6 +117,13 @@ REJECTED: list[tuple[str, str, str]] = [
     ("nc-needs-global", kernel("ld.nc.u32 %r1, [%rd1];"), "needs the .global"),
     ("float-bits-shift", kernel("shl.b32 %r1, %r2, 0f3f800000;"), "does not fit"),
     ("decimal-float-lane", kernel("shfl.sync.bfly.b32 %r1, %r2, 1E5, 31, -1;"), "does not fit"),
+    ("vector-widths", kernel("st.global.v2.u32 [%rd1], {%r1, %rd2};"), "different widths"),
+    ("vector-widths-mov", kernel("mov.b64 {%r1, %rs1}, %rd2;"), "different widths"),
+    ("vector-symbol", kernel("st.global.v2.u32 [%rd1], {%r1, a};"), "vector element"),
+    ("ldmatrix-without-count", kernel(
+        "ldmatrix.sync.aligned.m8n8.shared.b16 {%r1, %r2, %r3, %r4}, [%rd1];"), ".x1, .x2 or .x4"),
+    ("call-with-type", HEAD + ".func f()\n{\nret;\n}\n.visible .entry k()\n{\n"
+     "call.u32 f, ();\nret;\n}\n", "takes no type"),
 ]  # fmt: skip
 
 # Close to the above and accepted by ptxas: must pass.
@@ -188,6 +195,13 @@ ACCEPTED: list[tuple[str, str]] = [
     ("local-absolute-address", kernel(".local .b32 l[4];\nld.local.u32 %r1, [8];")),
     ("barrier-15", kernel("bar.sync 15; bar.arrive 15, 32; bar.warp.sync -1;")),
     ("global-nc", kernel("ld.global.nc.u32 %r1, [%rd1];")),
+    (
+        "vector-mixed-types",
+        kernel(
+            "st.global.v2.u32 [%rd1], {%r1, %f1}; st.global.v2.u32 [%rd1], {%r1, %p1};"
+            " st.global.v2.u32 [%rd1], {%r1, %ctaid.x}; ld.global.v2.u32 {%r1, %f2}, [%rd1];"
+        ),
+    ),
     (
         "ignored-modifiers",
         kernel(

@@ -618,6 +618,11 @@ class Validator:
             self.barrier_number(ins)
         elif ins.opcode == "ld" and ".nc" in ins.mods and ".global" not in ins.mods:
             raise self.error(ins.span, f"'.nc' needs the .global state space: '{ins.name}'")
+        elif ins.opcode in ("ldmatrix", "stmatrix") and not _MATRIX_NUM.intersection(ins.mods):
+            raise self.error(ins.span, f"'{ins.name}' needs .x1, .x2 or .x4")
+        for op in ins.operands:
+            if type(op) is Vec:
+                self.vector_elements(ins, op, scope)
         if ins.opcode == "cvt":
             self.cvt(ins)
         elif ins.opcode == "call":
@@ -627,6 +632,29 @@ class Validator:
                 self.registers_declared(op, scope, ins)
             return
         self.operands(ins, form, scope)
+
+    def vector_elements(self, ins: Instr, vec: Vec, scope: _Scope) -> None:
+        """The registers of a vector operand share one width (a .pred one aside) and
+        no element names a variable (measured: ``{%r1, %rd2}``, ``{%r1, %h1}`` and
+        ``{%r1, param}`` are refused, ``{%r1, %f1}`` and ``{%r1, %p1}`` pass)."""
+        width = 0
+        for e in vec.elems:
+            t = type(e)
+            if t is Sym or t is Expr:
+                raise self.error(ins.span, f"'{e}' cannot be a vector element in '{ins.name}'")
+            if t is not Reg:
+                continue
+            rt = scope.lookup(e.name)  # type: ignore[union-attr]
+            if rt is None:
+                if not is_special_register(e.name):  # type: ignore[union-attr]
+                    continue  # reported as undeclared with the operand
+                rt = _special_type(e.name)  # type: ignore[union-attr]
+            if rt == ".pred":
+                continue
+            w = bit_width(rt)
+            if width and w != width:
+                raise self.error(ins.span, f"vector elements of different widths in '{ins.name}'")
+            width = w
 
     def barrier_number(self, ins: Instr) -> None:
         """A literal barrier number is 0..15 (bar.red: the second operand)."""
@@ -651,6 +679,8 @@ class Validator:
     def call(self, ins: Instr) -> None:
         """A direct call passes as many arguments and takes as many results as the
         callee declares."""
+        if any(is_type(m) for m in ins.mods):
+            raise self.error(ins.span, f"'{ins.name}' takes no type")
         ops = ins.operands
         rets = ops[0] if ops and type(ops[0]) is ParenList else None
         rest = ops[1:] if rets is not None else ops
@@ -962,6 +992,7 @@ class Validator:
 # cvt.relu.relu, add.cc.cc, rsqrt.approx.approx, mul.sat.sat, bfind.shiftamt.shiftamt,
 # min.NaN.NaN); every other one given twice it refuses ("Multiple rounding modifiers",
 # "Duplicate .ftz modifier", "Multiple comparisons set", ...: 50 forms probed)
+_MATRIX_NUM = frozenset({".x1", ".x2", ".x4"})
 _TWICE_OK = frozenset(
     {".sync", ".uni", ".relu", ".satfinite", ".cc", ".approx", ".sat", ".shiftamt", ".NaN"}
 )
