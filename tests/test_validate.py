@@ -122,6 +122,12 @@ REJECTED: list[tuple[str, str, str]] = [
     ("vector-symbol", kernel("st.global.v2.u32 [%rd1], {%r1, a};"), "vector element"),
     ("ldmatrix-without-count", kernel(
         "ldmatrix.sync.aligned.m8n8.shared.b16 {%r1, %r2, %r3, %r4}, [%rd1];"), ".x1, .x2 or .x4"),
+    ("prototype-param-directive", kernel(
+        "p: .callprototype (.param.target .b32 _) _ (.param .b32 _);"), "in a parameter"),
+    ("prototype-name", kernel("p: .callprototype (.param .b32 _) x (.param .b32 _);"),
+     "expected '_'"),
+    ("prototype-list", kernel("p: .callprototype (.param .b32 _) _ .param(.b32 _);"),
+     "expected ';'"),
     ("call-with-type", HEAD + ".func f()\n{\nret;\n}\n.visible .entry k()\n{\n"
      "call.u32 f, ();\nret;\n}\n", "takes no type"),
 ]  # fmt: skip
@@ -195,6 +201,14 @@ ACCEPTED: list[tuple[str, str]] = [
     ("local-absolute-address", kernel(".local .b32 l[4];\nld.local.u32 %r1, [8];")),
     ("barrier-15", kernel("bar.sync 15; bar.arrive 15, 32; bar.warp.sync -1;")),
     ("global-nc", kernel("ld.global.nc.u32 %r1, [%rd1];")),
+    (
+        "prototypes",
+        kernel(
+            "p: .callprototype (.reg .b32 _) _ (.param .b32 y);\n"
+            "q: .callprototype _ (.param .align 16 .b8 _[16]) .noreturn;\n"
+            "r: .callprototype _ ();"
+        ),
+    ),
     (
         "vector-mixed-types",
         kernel(

@@ -827,7 +827,23 @@ class Parser:
                     break
                 self.expect(",")
             return BranchTargets(name_tok[1], labels, self.span(name_tok[2]))
-        if nxt[0] == DIR and nxt[1] in (".callprototype", ".calltargets"):
+        if nxt[0] == DIR and nxt[1] == ".callprototype":
+            # kept verbatim, but read as a signature: ptxas refuses a malformed one
+            i0 = self.i - 2
+            self.i += 1
+            rets = self.parse_param_list() if self.peek()[1] == "(" else []
+            tok = self.next()
+            if tok[1] != "_":
+                raise self.error(
+                    f"expected '_' in .callprototype, found {self.describe(tok)}", tok[2]
+                )
+            if self.peek()[1] == "(":
+                self.parse_param_list()
+            if not rets and self.peek()[1] == ".noreturn":
+                self.i += 1
+            self.expect(";")
+            return RawStmt(self.raw(i0, self.i), self.span(name_tok[2]))
+        if nxt[0] == DIR and nxt[1] == ".calltargets":
             i0 = self.i - 2
             self.skip_to_semicolon()
             return RawStmt(self.raw(i0, self.i), self.span(name_tok[2]))
