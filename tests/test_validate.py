@@ -4,6 +4,7 @@ ptxas must agree on every one of them, so the table cannot drift from the oracle
 
 from __future__ import annotations
 
+import re
 import subprocess
 from pathlib import Path
 
@@ -128,6 +129,12 @@ REJECTED: list[tuple[str, str, str]] = [
      "expected '_'"),
     ("prototype-list", kernel("p: .callprototype (.param .b32 _) _ .param(.b32 _);"),
      "expected ';'"),
+    ("wgmma-scale", HEAD.replace("sm_90", "sm_90a") + ".visible .entry k(.param .u64 a)\n{\n"
+     + DECLS + "wgmma.mma_async.sync.aligned.m64n8k16.f32.f16.f16 {%f1, %f2, %f3, %f4},"
+     " %rd1, %rd2, 1, 0, 1, 0, 0;\nret;\n}\n", "operand 4"),
+    ("wgmma-transpose", HEAD.replace("sm_90", "sm_90a") + ".visible .entry k(.param .u64 a)\n{\n"
+     + DECLS + "wgmma.mma_async.sync.aligned.m64n8k16.f32.f16.f16 {%f1, %f2, %f3, %f4},"
+     " %rd1, %rd2, 1, 1, 1, 0, WARP_SZ;\nret;\n}\n", "operand 7"),
     ("call-with-type", HEAD + ".func f()\n{\nret;\n}\n.visible .entry k()\n{\n"
      "call.u32 f, ();\nret;\n}\n", "takes no type"),
 ]  # fmt: skip
@@ -202,6 +209,12 @@ ACCEPTED: list[tuple[str, str]] = [
     ("barrier-15", kernel("bar.sync 15; bar.arrive 15, 32; bar.warp.sync -1;")),
     ("global-nc", kernel("ld.global.nc.u32 %r1, [%rd1];")),
     (
+        "wgmma-immediates",
+        HEAD.replace("sm_90", "sm_90a") + ".visible .entry k(.param .u64 a)\n"
+        "{\n" + DECLS + "wgmma.mma_async.sync.aligned.m64n8k16.f32.f16.f16 {%f1, %f2, %f3, %f4},"
+        " %rd1, %rd2, 0, -1, 0x1ffffffffffffffff, 1, 1;\nret;\n}\n",
+    ),
+    (
         "prototypes",
         kernel(
             "p: .callprototype (.reg .b32 _) _ (.param .b32 y);\n"
@@ -254,8 +267,10 @@ def _ptxas_accepts(text: str, tmp: Path) -> bool:
     assert PTXAS is not None
     src = tmp / "case.ptx"
     src.write_bytes(text.encode("latin-1"))
+    m = re.search(r"\.target (sm_\d+a?)", text)
+    arch = m.group(1) if m else "sm_90"
     r = subprocess.run(
-        [PTXAS, "-arch=sm_90", str(src), "-o", str(tmp / "o.cubin")], capture_output=True
+        [PTXAS, f"-arch={arch}", str(src), "-o", str(tmp / "o.cubin")], capture_output=True
     )
     return r.returncode == 0
 

@@ -618,6 +618,8 @@ class Validator:
             self.barrier_number(ins)
         elif ins.opcode == "ld" and ".nc" in ins.mods and ".global" not in ins.mods:
             raise self.error(ins.span, f"'.nc' needs the .global state space: '{ins.name}'")
+        elif ins.opcode == "wgmma" and ins.mods[:1] == (".mma_async",):
+            self.wgmma_immediates(ins)
         elif ins.opcode in ("ldmatrix", "stmatrix") and not _MATRIX_NUM.intersection(ins.mods):
             raise self.error(ins.span, f"'{ins.name}' needs .x1, .x2 or .x4")
         for op in ins.operands:
@@ -655,6 +657,19 @@ class Validator:
             if width and w != width:
                 raise self.error(ins.span, f"vector elements of different widths in '{ins.name}'")
             width = w
+
+    def wgmma_immediates(self, ins: Instr) -> None:
+        """wgmma.mma_async's literal scale-d and transposes are 0 or 1, its input
+        scales 1 or -1 (measured on every position of the f16 form)."""
+        for k, op in enumerate(ins.operands[3:8], start=3):
+            if type(op) is not Imm or op.kind != "int":  # type: ignore[union-attr]
+                continue
+            v = int(op.value) & 0xFFFFFFFFFFFFFFFF  # type: ignore[union-attr]
+            v = v - (1 << 64) if v >> 63 else v
+            allowed = (1, -1) if k in (4, 5) else (0, 1)
+            if v not in allowed:
+                want = " or ".join(str(a) for a in allowed)
+                raise self.error(ins.span, f"operand {k} of '{ins.name}' is {v}, not {want}")
 
     def barrier_number(self, ins: Instr) -> None:
         """A literal barrier number is 0..15 (bar.red: the second operand)."""
