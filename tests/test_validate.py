@@ -135,6 +135,27 @@ REJECTED: list[tuple[str, str, str]] = [
     ("wgmma-transpose", HEAD.replace("sm_90", "sm_90a") + ".visible .entry k(.param .u64 a)\n{\n"
      + DECLS + "wgmma.mma_async.sync.aligned.m64n8k16.f32.f16.f16 {%f1, %f2, %f3, %f4},"
      " %rd1, %rd2, 1, 1, 1, 0, WARP_SZ;\nret;\n}\n", "operand 7"),
+    ("file-number-float", HEAD + '.file 0f7fc00000 "a.cu"\n', "expected a file number"),
+    ("section-byte-max", HEAD + ".section .debug_str\n{\n.b8 18446744073709551615\n}\n",
+     "out of range"),
+    ("pred-beside-type-mov", kernel("mov.pred.u32 %r1, %r2;"), "unexpected types"),
+    ("pred-beside-type-mul-lo", kernel("mul.lo.pred.s32 %r1, %r2, 3;"), "unexpected types"),
+    ("target-not-next", ".version 9.0\n.global .u32 g;\n.target sm_90\n.address_size 64\n",
+     "missing .target"),
+    ("file-before-target", '.version 9.0\n.file 1 "a.cu"\n.target sm_90\n', "missing .target"),
+    ("address-size-late", ".version 9.0\n.target sm_90\n.global .u32 g;\n.address_size 64\n",
+     "must follow .target"),
+    ("inlined-at-float", HEAD + '.file 1 "a.cu"\n.visible .entry k()\n{\n'
+     ".loc 1 2 3, function_name k, inlined_at 1 1. 9\nret;\n}\n", "expected an integer"),
+    ("address-pair", kernel("ld.global.u32 %r1, [%rd1, 8];"), "single address"),
+    ("cp-async-cg-size", kernel("cp.async.cg.shared.global [%r1], [%rd1], 8;"), "16 bytes"),
+    ("cp-async-ca-size", kernel("cp.async.ca.shared.global [%r1], [%rd1], 2;"), "4 or 8 or 16"),
+    ("ldmatrix-aligned", kernel(
+        "ldmatrix.sync.m8n8.x4.shared.b16 {%r1, %r2, %r3, %r4}, [%r1];"), "needs .aligned"),
+    ("ldmatrix-type", kernel(
+        "ldmatrix.sync.aligned.m8n8.x4.shared.u16 {%r1, %r2, %r3, %r4}, [%r1];"), "unexpected types"),
+    ("negative-array", HEAD + ".global .u32 t[-1];\n", "negative array size"),
+    ("symbol-in-bytes", HEAD + ".global .u32 g;\n.global .b8 t[8] = {g, 0};\n", "does not fit"),
     ("call-with-type", HEAD + ".func f()\n{\nret;\n}\n.visible .entry k()\n{\n"
      "call.u32 f, ();\nret;\n}\n", "takes no type"),
 ]  # fmt: skip
@@ -158,6 +179,13 @@ ACCEPTED: list[tuple[str, str]] = [
     ("modifier-order", kernel("ld.u32.global %r1, [%rd1]; add.f32.rn %f1, %f2, %f3;")),
     ("repeated-uni", kernel("bra.uni.uni L;\nL:")),
     ("pred-beside-type", kernel("add.pred.s64 %rd1, %rd2, %rd3;")),
+    (
+        "pred-beside-type-more",
+        kernel(
+            "min.pred.s32 %r1, %r2, 1; setp.lt.pred.s32 %p1, %r1, 1; mul.rn.pred.f32 %f1, %f2, %f3;"
+            " cvt.pred.u32.u16 %r1, %rs1; atom.global.add.pred.u32 %r1, [%rd1], 1;"
+        ),
+    ),
     ("relaxed-load", kernel("ld.global.u8 %r1, [%rd1]; ld.global.u32 %rd2, [%rd1];")),
     ("bit-pattern-bits", kernel("mov.b32 %r1, 0f3f800000; mov.f32 %f1, 0d3ff0000000000000;")),
     ("predicate-immediate", kernel("mov.pred %p1, 1;")),
@@ -208,6 +236,14 @@ ACCEPTED: list[tuple[str, str]] = [
     ("local-absolute-address", kernel(".local .b32 l[4];\nld.local.u32 %r1, [8];")),
     ("barrier-15", kernel("bar.sync 15; bar.arrive 15, 32; bar.warp.sync -1;")),
     ("global-nc", kernel("ld.global.nc.u32 %r1, [%rd1];")),
+    (
+        "cp-async-sizes",
+        kernel(
+            "cp.async.cg.shared.global [%r1], [%rd1], 16;"
+            " cp.async.ca.shared.global [%r1], [%rd1], 8;"
+        ),
+    ),
+    ("symbol-in-words", HEAD + ".global .u32 g;\n.global .u32 t[2] = {g, 0};\n"),
     (
         "wgmma-immediates",
         HEAD.replace("sm_90", "sm_90a") + ".visible .entry k(.param .u64 a)\n"

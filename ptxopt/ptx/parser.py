@@ -463,7 +463,10 @@ class Parser:
         tok = self.peek()
         if tok[0] not in (NUM, ID):
             raise self.error(f"expected a file number, found {self.describe(tok)}", tok[2])
-        number = int(self.const_single(tok).value)
+        num = self.const_single(tok)
+        if num.kind != "int":
+            raise self.error(f"expected a file number, found {self.describe(tok)}", tok[2])
+        number = int(num.value)
         path = self.expect_kind(STR, "a file name")[1]
         extra = ""
         while self.accept(","):
@@ -506,8 +509,12 @@ class Parser:
         if kind == NUM:
             imm = self.literal((kind, text, off), negative)
             v = imm.value
-            v32 = int(v) & 0xFFFFFFFF if imm.kind == "int" else 0  # ptxas checks 32 bits
-            v32 -= (1 << 32) if v32 >> 31 else 0
+            # ptxas checks the low 32 bits: as a signed number after a minus sign
+            # (-1 passes), else unsigned (18446744073709551615 is refused,
+            # 4294967296 wraps to 0 and passes)
+            v32 = int(v) & 0xFFFFFFFF if imm.kind == "int" else 0
+            if negative:
+                v32 -= (1 << 32) if v32 >> 31 else 0
             if imm.kind != "int" or width < 32 and not -(1 << (width - 1)) <= v32 < (1 << width):
                 raise self.error(f"value out of range for .b{width}: {text}", off)
             return
@@ -635,7 +642,11 @@ class Parser:
             if self.accept("]"):
                 dims.append(None)
                 continue
-            dims.append(self.const_int("array size"))
+            off = self.peek()[2]
+            n = self.const_int("array size")
+            if n < 0:
+                raise self.error(f"negative array size {n}", off)
+            dims.append(n)
             self.expect("]")
         return dims
 
@@ -867,7 +878,12 @@ class Parser:
             if attr == "function_name":
                 extra.append(f"function_name {self.expect_kind(ID, 'a label')[1]}")
             else:
-                where = [self.expect_kind(NUM, "a number")[1] for _ in range(3)]
+                where = []
+                for _ in range(3):
+                    tok = self.expect_kind(NUM, "a number")
+                    if self.literal(tok).kind != "int":
+                        raise self.error(f"expected an integer, found {tok[1]!r}", tok[2])
+                    where.append(tok[1])
                 extra.append("inlined_at " + " ".join(where))
         f, ln, col = (int(n.value) for n in nums)
         return DebugLoc(f, ln, col, ", ".join(extra), self.span(off))

@@ -424,7 +424,13 @@ class Validator:
         major, minor = (int(x) for x in ver.text.split()[1].split("."))
         if (major, minor) not in _SUPPORTED_VERSIONS:
             raise self.error(ver.span, f"unsupported .version {major}.{minor} (at most 9.0)")
-        if len(heads) < 2 or heads[1].name != ".target":
+        if (
+            len(heads) < 2
+            or heads[1].name != ".target"
+            or len(items) < 2
+            or items[1] is not heads[1]
+        ):
+            # measured: not even a .file may come between them
             raise self.error(ver.span, "missing .target directive after .version")
         tgt = heads[1]
         names = [t.strip() for t in tgt.text.split(None, 1)[1].split(",")]
@@ -440,8 +446,10 @@ class Validator:
         if (major, minor) < _TARGET_MIN_VERSION[arch]:
             raise self.error(tgt.span, f"PTX .version {major}.{minor} does not support {arch}")
         self.arch = _sm(arch)
-        for it in items:
+        for k, it in enumerate(items):
             if isinstance(it, Directive) and it.name == ".address_size":
+                if k != 2:
+                    raise self.error(it.span, ".address_size must follow .target")
                 if it.text.split()[1] not in ("32", "64"):
                     raise self.error(it.span, "address size must be 32 or 64")
                 self.address_size = int(it.text.split()[1])
@@ -473,6 +481,13 @@ class Validator:
                 raise self.error(v.span, f"{e} in the initializer of '{v.name}'") from None
             if imm.kind != "int" and _KIND_OF.get(v.type) == "int":
                 raise self.error(v.span, f"'{lit}' does not fit the type {v.type} of '{v.name}'")
+        if v.type != ".pred" and bit_width(v.type) < 32:
+            # measured: an address in a .b8 array is refused, in a .u32 one it passes
+            for name in _INIT_SYMBOL.findall(v.init):
+                if name not in ("generic", "WARP_SZ"):
+                    raise self.error(
+                        v.span, f"the address of '{name}' does not fit {v.type} ('{v.name}')"
+                    )
 
     def parameter(self, p: Param) -> None:
         if p.type not in _STORAGE_TYPES or p.type == ".pred" and p.space != ".reg":
@@ -592,6 +607,18 @@ class Validator:
             seen.add(m)
         if forms is None:
             return None
+        if (
+            ".pred" in mods
+            and sum(1 for m in mods if is_type(m)) > 1
+            and (
+                ins.opcode in _PRED_TYPE_REFUSED
+                or ins.opcode == "mul"
+                and not _INT_MODES.isdisjoint(mods)
+            )
+        ):
+            res = f"unexpected types for '{ins.name}'"
+            self.match_cache[key] = res
+            return res
         problems = []
         for f in forms:
             why = _match(f, mods)
@@ -620,8 +647,14 @@ class Validator:
             raise self.error(ins.span, f"'.nc' needs the .global state space: '{ins.name}'")
         elif ins.opcode == "wgmma" and ins.mods[:1] == (".mma_async",):
             self.wgmma_immediates(ins)
-        elif ins.opcode in ("ldmatrix", "stmatrix") and not _MATRIX_NUM.intersection(ins.mods):
-            raise self.error(ins.span, f"'{ins.name}' needs .x1, .x2 or .x4")
+        elif ins.opcode in ("ldmatrix", "stmatrix"):
+            self.matrix_load(ins)
+        elif ins.opcode == "cp" and ins.mods[:1] == (".async",) and len(ins.operands) >= 3:
+            self.cp_async_size(ins)
+        if ins.opcode in _PLAIN_ADDRESS_OPS:
+            for op in ins.operands:
+                if type(op) is Addr and op.extra:
+                    raise self.error(ins.span, f"'{ins.name}' takes a single address")
         for op in ins.operands:
             if type(op) is Vec:
                 self.vector_elements(ins, op, scope)
@@ -657,6 +690,28 @@ class Validator:
             if width and w != width:
                 raise self.error(ins.span, f"vector elements of different widths in '{ins.name}'")
             width = w
+
+    def matrix_load(self, ins: Instr) -> None:
+        """ldmatrix/stmatrix: .sync, .aligned, a count and bit types only (measured)."""
+        for need in (".sync", ".aligned"):
+            if need not in ins.mods:
+                raise self.error(ins.span, f"'{ins.name}' needs {need}")
+        if not _MATRIX_NUM.intersection(ins.mods):
+            raise self.error(ins.span, f"'{ins.name}' needs .x1, .x2 or .x4")
+        for m in ins.mods:
+            if is_type(m) and not m.startswith(".b"):
+                raise self.error(ins.span, f"unexpected types for '{ins.name}'")
+
+    def cp_async_size(self, ins: Instr) -> None:
+        """cp.async copies 16 bytes with .cg, 4, 8 or 16 with .ca (a literal size)."""
+        op = ins.operands[2]
+        if type(op) is not Imm or op.kind != "int":
+            return
+        sizes = (16,) if ".cg" in ins.mods else (4, 8, 16) if ".ca" in ins.mods else ()
+        n = int(op.value)
+        if sizes and n not in sizes:
+            want = " or ".join(str(x) for x in sizes)
+            raise self.error(ins.span, f"'{ins.name}' copies {want} bytes, not {n}")
 
     def wgmma_immediates(self, ins: Instr) -> None:
         """wgmma.mma_async's literal scale-d and transposes are 0 or 1, its input
@@ -1008,6 +1063,18 @@ class Validator:
 # min.NaN.NaN); every other one given twice it refuses ("Multiple rounding modifiers",
 # "Duplicate .ftz modifier", "Multiple comparisons set", ...: 50 forms probed)
 _MATRIX_NUM = frozenset({".x1", ".x2", ".x4"})
+# instructions whose address is one base and offset: no texture-style [a, b] form
+_PLAIN_ADDRESS_OPS = frozenset({"ld", "ldu", "st", "atom", "red", "prefetch", "prefetchu"})
+# ptxas ignores a .pred beside another type in add, sub, min, max, fma, setp, set,
+# cvt, neg, abs, atom, red, float mul, sqrt, rcp, ex2; it refuses one in these
+# (measured; instructions not probed keep the lenient reading)
+_PRED_TYPE_REFUSED = frozenset(
+    {
+        "mad", "mov", "and", "or", "xor", "not", "cnot", "shl", "shr", "selp", "slct",
+        "ld", "st", "vote", "popc", "div", "rem", "mul24", "sad", "bfe", "addc",
+        "testp", "copysign", "cvta", "shfl",
+    }
+)  # fmt: skip
 _TWICE_OK = frozenset(
     {".sync", ".uni", ".relu", ".satfinite", ".cc", ".approx", ".sat", ".shiftamt", ".NaN"}
 )
@@ -1039,6 +1106,7 @@ def _space_allows(ins_space: str, var_space: str) -> bool:
     return True
 
 
+_INIT_SYMBOL = re.compile(r"(?<![\w.$%])[A-Za-z_$][\w$]*")
 _LITERAL = re.compile(
     r"(?<![\w$.])(0[fF][0-9a-fA-F]{8}|0[dD][0-9a-fA-F]{16}|0[xX][0-9a-fA-F]+U?|0[bB][01]+U?"
     r"|(?:[0-9]+\.[0-9]*|\.[0-9]+)(?:[eE][+-]?[0-9]+)?|[0-9]+[eE][+-]?[0-9]+|[0-9]+U?)(?![\w$.])"
