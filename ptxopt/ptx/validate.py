@@ -645,7 +645,7 @@ class Validator:
             self.barrier_number(ins)
         elif ins.opcode == "ld" and ".nc" in ins.mods and ".global" not in ins.mods:
             raise self.error(ins.span, f"'.nc' needs the .global state space: '{ins.name}'")
-        elif ins.opcode == "wgmma" and ins.mods[:1] == (".mma_async",):
+        elif ins.opcode == "wgmma" and ins.mods[:2] == (".mma_async", ".sync"):
             self.wgmma_immediates(ins)
         elif ins.opcode in ("ldmatrix", "stmatrix"):
             self.matrix_load(ins)
