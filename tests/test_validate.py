@@ -153,9 +153,25 @@ REJECTED: list[tuple[str, str, str]] = [
     ("ldmatrix-aligned", kernel(
         "ldmatrix.sync.m8n8.x4.shared.b16 {%r1, %r2, %r3, %r4}, [%r1];"), "needs .aligned"),
     ("ldmatrix-type", kernel(
-        "ldmatrix.sync.aligned.m8n8.x4.shared.u16 {%r1, %r2, %r3, %r4}, [%r1];"), "unexpected types"),
+        "ldmatrix.sync.aligned.m8n8.x4.shared.u16 {%r1, %r2, %r3, %r4}, [%r1];"),
+     "unexpected types"),
     ("negative-array", HEAD + ".global .u32 t[-1];\n", "negative array size"),
     ("symbol-in-bytes", HEAD + ".global .u32 g;\n.global .b8 t[8] = {g, 0};\n", "does not fit"),
+    ("call-register-type", HEAD + ".func (.reg .u32 r) f(.reg .u32 a)\n{\nret;\n}\n"
+     ".visible .entry k()\n{\n.reg .f32 %f<2>;\n.reg .b32 %r<2>;\n"
+     "call (%r1), f, (%f1);\nret;\n}\n", "passed for parameter 'a'"),
+    ("call-modifier", HEAD + ".func f()\n{\nret;\n}\n.visible .entry k()\n{\n"
+     "call.m64n8k16.uni f, ();\nret;\n}\n", "call takes only .uni"),
+    ("bits16-hex-float", kernel("mov.b16 %rs1, 0f3f800000;"), "does not fit"),
+    ("b32-double-bits", kernel("mov.b32 %r1, 0d3ff0000000000000;"), "does not fit"),
+    ("b64-float-bits", kernel("mov.b64 %rd1, 0f3f800000;"), "does not fit"),
+    ("register-count-2-32", kernel(".reg .b32 %q<4294967296>;"), "invalid register count"),
+    ("loc-line-2-32", HEAD + '.file 1 "a.cu"\n.visible .entry k()\n{\n.loc 1 4294967296 2\n'
+     "ret;\n}\n", "malformed .loc"),
+    ("integer-in-float-initializer", HEAD + ".const .f32 c[2] = {1.0, 2};\n", "integer '2'"),
+    ("pack-with-u64", kernel("mov.u64 %rd1, {%r1, %r2};"), "packs only with a .b type"),
+    ("reqntid-without-number", HEAD + ".visible .entry k()\n.reqntid\n{\nret;\n}\n",
+     "needs a number"),
     ("call-with-type", HEAD + ".func f()\n{\nret;\n}\n.visible .entry k()\n{\n"
      "call.u32 f, ();\nret;\n}\n", "takes no type"),
 ]  # fmt: skip
@@ -236,6 +252,21 @@ ACCEPTED: list[tuple[str, str]] = [
     ("local-absolute-address", kernel(".local .b32 l[4];\nld.local.u32 %r1, [8];")),
     ("barrier-15", kernel("bar.sync 15; bar.arrive 15, 32; bar.warp.sync -1;")),
     ("global-nc", kernel("ld.global.nc.u32 %r1, [%rd1];")),
+    (
+        "float-bit-patterns",
+        kernel(
+            "mov.f64 %fd1, 0f3f800000; add.f32 %f1, %f1, 0d3ff0000000000000;"
+            " mov.b64 %rd1, 0d3ff0000000000000; selp.b32 %r1, 0f3f800000, 0, %p1;"
+        ),
+    ),
+    (
+        "loc-column-2-32-minus-1",
+        HEAD + '.file 1 "a.cu"\n.visible .entry k()\n{\n.loc 1 2 4294967295\nret;\n}\n',
+    ),
+    (
+        "float-initializers",
+        HEAD + ".const .f32 c[2] = {1.0, -2.5};\n.const .f64 d = 0d3ff0000000000000;\n",
+    ),
     (
         "cp-async-sizes",
         kernel(

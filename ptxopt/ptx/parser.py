@@ -77,6 +77,11 @@ VIDEO_OPCODES = frozenset(
         for n in (2, 4)
     }
 )
+# function directives that take numbers (.reqntid 128, 1, 1)
+_SIZED_DIRECTIVES = frozenset(
+    {".maxntid", ".reqntid", ".minnctapersm", ".maxnctapersm", ".maxnreg", ".maxclusterrank",
+     ".reqnctapercluster"}
+)  # fmt: skip
 _HEADER_DIRECTIVES = frozenset({".version", ".target", ".address_size", ".file"})
 _SECTION_DATA = frozenset({".b8", ".b16", ".b32", ".b64"})
 _LOC_ATTRS = frozenset({"function_name", "inlined_at"})
@@ -736,6 +741,8 @@ class Parser:
                     continue
                 while self.peek()[0] in (NUM, PUNCT) and self.peek()[1] not in ("{", ";"):
                     self.i += 1
+                if text in _SIZED_DIRECTIVES and self.i == i0 + 1:
+                    raise self.error(f"'{text}' needs a number", off)
                 directives.append(self.raw(i0, self.i))
             elif text in (".func", ".entry") or text in _LINKAGE:
                 break  # the next declaration: this one ended without ';'
@@ -869,7 +876,7 @@ class Parser:
             if tok[0] not in (NUM, ID):
                 raise self.error(f"expected {what}, found {self.describe(tok)}", tok[2])
             nums.append(self.const_single(tok))
-        if any(n.kind != "int" for n in nums):
+        if any(n.kind != "int" or not 0 <= int(n.value) < 1 << 32 for n in nums):
             raise self.error("malformed .loc directive", off)
         extra: list[str] = []
         while self.peek()[1] == "," and self.toks[self.i + 1][1] in _LOC_ATTRS:
@@ -945,7 +952,7 @@ class Parser:
                     count = int(imm.value) if imm.kind == "int" else -1
                 else:
                     count = self.const_int("register count")
-                if count <= 0 or vector:
+                if count <= 0 or count >= 1 << 32 or vector:
                     raise self.error(f"invalid register count {count}", count_tok[2])
                 self.expect(">")
                 names.append((name, count))

@@ -178,8 +178,14 @@ def immediate_compatible(itype: str, imm: Imm) -> bool:
         return True
     if imm.kind == "int":
         return kind != "float"
-    if imm.text.lstrip("-")[:2] in ("0f", "0F", "0d", "0D"):
-        return kind in ("float", "bits")
+    prefix = imm.text.lstrip("-")[:2].lower()
+    if prefix in ("0f", "0d"):
+        # measured: f32/f64 take both spellings, .b32 only 0f, .b64 only 0d, and no
+        # 16-bit type either (mov.b16 %rs1, 0f3f800000 is refused)
+        w = bit_width(itype)
+        if kind == "float":
+            return w >= 32
+        return kind == "bits" and w == (32 if prefix == "0f" else 64)
     return kind == "float" or itype == ".b64"  # a double literal fills .b64 (measured)
 
 
@@ -481,6 +487,9 @@ class Validator:
                 raise self.error(v.span, f"{e} in the initializer of '{v.name}'") from None
             if imm.kind != "int" and _KIND_OF.get(v.type) == "int":
                 raise self.error(v.span, f"'{lit}' does not fit the type {v.type} of '{v.name}'")
+            if imm.kind == "int" and _KIND_OF.get(v.type) == "float":
+                # measured: .f32 c = 0 and {1.0, 2} are refused ("type mismatch")
+                raise self.error(v.span, f"integer '{lit}' in the initializer of '{v.name}'")
         if v.type != ".pred" and bit_width(v.type) < 32:
             # measured: an address in a .b8 array is refused, in a .u32 one it passes
             for name in _INIT_SYMBOL.findall(v.init):
@@ -661,7 +670,7 @@ class Validator:
         if ins.opcode == "cvt":
             self.cvt(ins)
         elif ins.opcode == "call":
-            self.call(ins)
+            self.call(ins, scope)
         if form is None:
             for op in ins.operands:
                 self.registers_declared(op, scope, ins)
@@ -746,11 +755,13 @@ class Validator:
             if key in _SUFFIXED_ONLY and suffix != "a":
                 raise self.error(ins.span, f"'{ins.name}' requires an sm_90a-class target")
 
-    def call(self, ins: Instr) -> None:
+    def call(self, ins: Instr, scope: _Scope) -> None:
         """A direct call passes as many arguments and takes as many results as the
         callee declares."""
         if any(is_type(m) for m in ins.mods):
             raise self.error(ins.span, f"'{ins.name}' takes no type")
+        if any(m != ".uni" for m in ins.mods):
+            raise self.error(ins.span, f"'{ins.name}': call takes only .uni")
         ops = ins.operands
         rets = ops[0] if ops and type(ops[0]) is ParenList else None
         rest = ops[1:] if rets is not None else ops
@@ -768,6 +779,18 @@ class Validator:
             raise self.error(
                 ins.span, f"call of '{callee.name}' with the wrong number of arguments"
             )
+        # a register passed to a .reg parameter has the parameter's type (measured:
+        # %f4 for a .u32, %rd6 for a .u32 and %p3 for a .u32 are refused)
+        pairs = list(zip(rets.items if rets else (), callee.rets, strict=False))
+        pairs += zip(args.items if args else (), callee.params, strict=False)
+        for op, prm in pairs:
+            if type(op) is Reg and prm.space == ".reg" and prm.type:
+                rt = scope.lookup(op.name)
+                if rt is not None and not _compatible(prm.type, rt, False):
+                    raise self.error(
+                        ins.span,
+                        f"'{op.name}' ({rt}) passed for parameter '{prm.name}' ({prm.type})",
+                    )
 
     def cvt(self, ins: Instr) -> None:
         types = [m for m in ins.mods if is_type(m)]
@@ -988,6 +1011,10 @@ class Validator:
                     f"register '{reg.name}' ({rt}) does not match the type {ty} of '{ins.name}'",  # type: ignore[union-attr]
                 )
             return
+        if type(op) is Vec and ins.opcode == "mov" and len(op.elems) > 1:
+            if any(is_type(m) and not m.startswith(".b") for m in ins.mods):
+                # measured: mov.u64/.s64/.f64 %rd1, {%r1, %r2} are refused
+                raise self.error(ins.span, f"'{ins.name}' packs only with a .b type")
         if type(op) is Vec and (ins.opcode == "mov" or len(op.elems) == 1):
             # mov packs and unpacks vectors; {%r1} is a scalar, where ptxas allows a
             # special register as in any vector (measured)
