@@ -172,6 +172,10 @@ REJECTED: list[tuple[str, str, str]] = [
     ("pack-with-u64", kernel("mov.u64 %rd1, {%r1, %r2};"), "packs only with a .b type"),
     ("reqntid-without-number", HEAD + ".visible .entry k()\n.reqntid\n{\nret;\n}\n",
      "needs a number"),
+    ("generic-const", HEAD + ".const .u32 c;\n.visible .entry k()\n{\n.reg .b32 %r<2>;\n"
+     "ld.u32 %r1, [c];\nret;\n}\n", "is not in the generic space"),
+    ("generic-func-param", HEAD + ".func f(.param .b32 a)\n{\n.reg .b32 %r<2>;\n"
+     "ld.u32 %r1, [a];\nret;\n}\n", "is not in the generic space"),
     ("call-with-type", HEAD + ".func f()\n{\nret;\n}\n.visible .entry k()\n{\n"
      "call.u32 f, ();\nret;\n}\n", "takes no type"),
 ]  # fmt: skip

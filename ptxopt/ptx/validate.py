@@ -1120,10 +1120,16 @@ _PARAM = frozenset({".param", ".param::entry", ".param::func"})
 
 def _space_allows(ins_space: str, var_space: str) -> bool:
     """May an instruction of state space ``ins_space`` ("" = generic) address a
-    variable declared in ``var_space``?  Only the clear mismatches ptxas reports are
-    refused; kernel parameters are reachable through ``.param`` only."""
+    variable declared in ``var_space``?  Only the mismatches ptxas reports are
+    refused: parameters and .const variables need their own space."""
     if var_space == ".param::entry":
         return ins_space in (".param", ".param::entry")
+    # measured on sm_75/80/90: a .const variable only through .const, a function's
+    # .param only through .param (generic, .global ... are refused)
+    if var_space == ".const":
+        return ins_space == ".const"
+    if var_space in (".param", ".param::func"):
+        return ins_space in (".param", ".param::func")
     if var_space in (".global", ".shared", ".local"):
         if ins_space == "":
             return True
