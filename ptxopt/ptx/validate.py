@@ -1085,10 +1085,6 @@ class Validator:
                 self.registers_declared(e, scope, ins)
 
 
-# the modifiers ptxas accepts twice (measured: bra.uni.uni, shfl.sync.sync,
-# cvt.relu.relu, add.cc.cc, rsqrt.approx.approx, mul.sat.sat, bfind.shiftamt.shiftamt,
-# min.NaN.NaN); every other one given twice it refuses ("Multiple rounding modifiers",
-# "Duplicate .ftz modifier", "Multiple comparisons set", ...: 50 forms probed)
 _MATRIX_NUM = frozenset({".x1", ".x2", ".x4"})
 # instructions whose address is one base and offset: no texture-style [a, b] form
 _PLAIN_ADDRESS_OPS = frozenset({"ld", "ldu", "st", "atom", "red", "prefetch", "prefetchu"})
@@ -1102,6 +1098,10 @@ _PRED_TYPE_REFUSED = frozenset(
         "testp", "copysign", "cvta", "shfl",
     }
 )  # fmt: skip
+# the modifiers ptxas accepts twice (measured: bra.uni.uni, shfl.sync.sync,
+# cvt.relu.relu, add.cc.cc, rsqrt.approx.approx, mul.sat.sat, bfind.shiftamt.shiftamt,
+# min.NaN.NaN); every other one given twice it refuses ("Multiple rounding modifiers",
+# "Duplicate .ftz modifier", "Multiple comparisons set", ...: 50 forms probed)
 _TWICE_OK = frozenset(
     {".sync", ".uni", ".relu", ".satfinite", ".cc", ".approx", ".sat", ".shiftamt", ".NaN"}
 )
