@@ -484,7 +484,7 @@ def classify(text: str, arch: str, timeout: int) -> Outcome:
         o.cls = "CRASH"
         o.ptxopt = err.strip().splitlines()[-1] if err.strip() else first
         return o
-    with open(out, errors="replace") as f:
+    with open(out, errors="replace", newline="") as f:  # a CR inside a comment stays
         produced = f.read()
     touched = os.stat(out).st_mtime_ns != before or produced != sentinel
     if code == 1:

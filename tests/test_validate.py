@@ -256,6 +256,19 @@ ACCEPTED: list[tuple[str, str]] = [
     ("local-absolute-address", kernel(".local .b32 l[4];\nld.local.u32 %r1, [8];")),
     ("barrier-15", kernel("bar.sync 15; bar.arrive 15, 32; bar.warp.sync -1;")),
     ("global-nc", kernel("ld.global.nc.u32 %r1, [%rd1];")),
+    # false rejects the 10^5-mutant run found in this stop's rules
+    ("barrier-low-32-bits", kernel("bar.sync 1099511627776; bar.sync 9223372036854775808;")),
+    (
+        "loc-minus-one",
+        HEAD + '.file 1 "a.cu"\n.visible .entry k()\n{\n'
+        ".loc 18446744073709551615 0x1ffffffffffffffff 3\nret;\n}\n",
+    ),
+    ("empty-register-range", kernel(".reg .b32 %q<00>;")),
+    (
+        "call-ignored-modifier",
+        HEAD + ".func f()\n{\nret;\n}\n.visible .entry k()\n{\n"
+        "call.global_address.uni f, ();\nret;\n}\n",
+    ),
     (
         "float-bit-patterns",
         kernel(

@@ -77,6 +77,17 @@ VIDEO_OPCODES = frozenset(
         for n in (2, 4)
     }
 )
+
+
+def _loc_number_ok(v: int) -> bool:
+    """A .loc number read as 64 bits fits 32 bits signed or unsigned (measured:
+    18446744073709551615, i.e. -1, and 4294967295 pass; 4294967296 is refused)."""
+    v &= 0xFFFFFFFFFFFFFFFF
+    if v >> 63:
+        v -= 1 << 64
+    return -(1 << 31) <= v < 1 << 32
+
+
 # function directives that take numbers (.reqntid 128, 1, 1)
 _SIZED_DIRECTIVES = frozenset(
     {".maxntid", ".reqntid", ".minnctapersm", ".maxnctapersm", ".maxnreg", ".maxclusterrank",
@@ -876,7 +887,7 @@ class Parser:
             if tok[0] not in (NUM, ID):
                 raise self.error(f"expected {what}, found {self.describe(tok)}", tok[2])
             nums.append(self.const_single(tok))
-        if any(n.kind != "int" or not 0 <= int(n.value) < 1 << 32 for n in nums):
+        if any(n.kind != "int" or not _loc_number_ok(int(n.value)) for n in nums):
             raise self.error("malformed .loc directive", off)
         extra: list[str] = []
         while self.peek()[1] == "," and self.toks[self.i + 1][1] in _LOC_ATTRS:
@@ -952,7 +963,7 @@ class Parser:
                     count = int(imm.value) if imm.kind == "int" else -1
                 else:
                     count = self.const_int("register count")
-                if count <= 0 or count >= 1 << 32 or vector:
+                if count < 0 or count >= 1 << 32 or vector:  # %r<0> passes (measured)
                     raise self.error(f"invalid register count {count}", count_tok[2])
                 self.expect(">")
                 names.append((name, count))
