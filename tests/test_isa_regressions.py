@@ -285,3 +285,16 @@ def test_special_register_written_through_a_vector(tmp_path: Path) -> None:
     ptxas_check(res.text, "sm_90", tmp_path)
     with pytest.raises(PtxError, match="special register"):
         optimize(ptx.replace("mov.b64 {%r2, %ctaid.x}, %rd2;", "mov.u32 %ctaid.x, 5;"), "s.ptx")
+
+
+def test_declarations_of_nothing_round_trip(tmp_path: Path) -> None:
+    """ptxas accepts `.global .u64 ;` at module level and `.b32;` in a body (found by
+    fuzz/mutate.py as false rejects): the first is printed as written, the second
+    dropped."""
+    src = (
+        HDR + ".common .global .align 8 .u64 ;\n.visible .entry k(.param .u64 out)\n{\n"
+        ".reg .b64 %rd<2>;\n.b32;\n.v2 .b32;\nld.param.u64 %rd1, [out];\nret;\n}\n"
+    )
+    out = optimize(src, "d.ptx", ["default"], verify_each=True).text
+    assert ".common .global .align 8 .u64 ;" in out and ".b32;" not in out
+    ptxas_check(out, "sm_90", tmp_path)

@@ -265,6 +265,10 @@ ACCEPTED: list[tuple[str, str]] = [
     ),
     ("empty-register-range", kernel(".reg .b32 %q<00>;")),
     (
+        "declarations-of-nothing",
+        kernel(".b32;\n.v2 .b32;", before=".common .global .align 8 .u64 ;\n"),
+    ),
+    (
         "call-ignored-modifier",
         HEAD + ".func f()\n{\nret;\n}\n.visible .entry k()\n{\n"
         "call.global_address.uni f, ();\nret;\n}\n",

@@ -548,6 +548,7 @@ class Parser:
 
     def parse_declaration(self) -> ModuleItem:
         start = self.peek()[2]
+        i_begin = self.i
         linkage: list[str] = []
         while self.peek()[1] in _LINKAGE and self.peek()[0] == DIR:
             if linkage:
@@ -557,7 +558,10 @@ class Parser:
         if tok[1] in (".entry", ".func"):
             return self.parse_function(tuple(linkage), start)
         if tok[1] in _SPACES:
-            return self.parse_var(tuple(linkage), start)
+            var = self.parse_var(tuple(linkage), start)
+            if var is None:  # a declaration of nothing: kept as written
+                return Directive(".decl", self.raw(i_begin, self.i), self.span(start))
+            return var
         if tok[1] == ".alias" or tok[1] == ".pragma":
             i0 = self.i
             self.next()
@@ -565,7 +569,9 @@ class Parser:
             return Directive(tok[1], self.raw(i0, self.i), self.span(start))
         raise self.error(f"unexpected {self.describe(tok)} at module level")
 
-    def parse_var(self, linkage: tuple[str, ...], start: int) -> VarDecl:
+    def parse_var(self, linkage: tuple[str, ...], start: int) -> VarDecl | None:
+        """A variable declaration; None for one that declares nothing (``.global .u64
+        ;``, which ptxas accepts: measured)."""
         space = self.next()[1]
         align: int | None = None
         vector = ""
@@ -594,6 +600,9 @@ class Parser:
                 raise self.error(f"unexpected {text!r} after the type of a variable", off)
             else:
                 vtype = text
+        if vtype and self.peek()[1] == ";" and self.peek()[0] == PUNCT:
+            self.i += 1
+            return None
         name_tok = self.expect_kind(ID, "a variable name")
         dims = self.parse_dims()
         init: str | None = None
@@ -925,6 +934,12 @@ class Parser:
             linkage.append(self.next()[1])
         if self.peek()[1] in _SPACES:
             return self.parse_var(tuple(linkage), off)
+        if not linkage:
+            # a type (with a vector size) declaring nothing: `.b32;` (measured: accepted)
+            j = self.i + (1 if self.peek()[1] in (".v2", ".v4", ".v8") else 0)
+            if is_type(self.toks[j][1]) and self.toks[j + 1][1] == ";":
+                self.i = j + 2
+                return None
         raise self.error(f"unexpected directive {self.peek()[1]!r} in a function body")
 
     def parse_reg_decl(self) -> RegDecl:
