@@ -298,3 +298,25 @@ def test_declarations_of_nothing_round_trip(tmp_path: Path) -> None:
     out = optimize(src, "d.ptx", ["default"], verify_each=True).text
     assert ".common .global .align 8 .u64 ;" in out and ".b32;" not in out
     ptxas_check(out, "sm_90", tmp_path)
+
+
+def test_bit_typed_load_and_store_with_a_wider_float_register(tmp_path: Path) -> None:
+    """ptxas accepts ld/st.b16 with an .f32 register and ld.b32 with an .f64 one (found
+    by fuzz/mutate.py as a false reject); the ISA's rule for wider registers applies:
+    a load zero-extends, a store keeps the low bits."""
+    src = (
+        HDR + ".visible .entry k(.param .u64 out)\n{\n"
+        ".reg .b32 %r<8>;\n.reg .f32 %f<4>;\n.reg .f64 %fd<4>;\n.reg .b64 %rd<4>;\n"
+        "ld.param.u64 %rd1, [out];\ncvta.to.global.u64 %rd1, %rd1;\n"
+        "ld.global.b16 %f1, [%rd1];\nmov.b32 %r1, %f1;\n"
+        "ld.global.b32 %fd1, [%rd1+4];\nmov.b64 %rd2, %fd1;\nmov.b64 {%r2, %r3}, %rd2;\n"
+        "mov.f32 %f2, 0f3f80abcd;\nst.global.b16 [%rd1+16], %f2;\n"
+        "st.global.b32 [%rd1+20], %r1;\nst.global.v2.b32 [%rd1+24], {%r2, %r3};\nret;\n}\n"
+    )
+    out = optimize(src, "b.ptx", ["default"], verify_each=True).text
+    for text in (src, out):
+        buf = np.zeros(8, np.uint32)
+        buf[0], buf[1] = 0xABCD3C00, 0x12345678
+        launch(text, "k", 1, 1, [buf])
+        assert [int(x) for x in buf[4:]] == [0xABCD, 0x3C00, 0x12345678, 0]
+    ptxas_check(out, "sm_90", tmp_path)

@@ -176,6 +176,7 @@ REJECTED: list[tuple[str, str, str]] = [
      "ld.u32 %r1, [c];\nret;\n}\n", "is not in the generic space"),
     ("generic-func-param", HEAD + ".func f(.param .b32 a)\n{\n.reg .b32 %r<2>;\n"
      "ld.u32 %r1, [a];\nret;\n}\n", "is not in the generic space"),
+    ("int-load-float-register", kernel("ld.global.u16 %f1, [%rd1];"), "does not match"),
     ("call-with-type", HEAD + ".func f()\n{\nret;\n}\n.visible .entry k()\n{\n"
      "call.u32 f, ();\nret;\n}\n", "takes no type"),
 ]  # fmt: skip
@@ -264,6 +265,10 @@ ACCEPTED: list[tuple[str, str]] = [
         ".loc 18446744073709551615 0x1ffffffffffffffff 3\nret;\n}\n",
     ),
     ("empty-register-range", kernel(".reg .b32 %q<00>;")),
+    (
+        "bit-load-float-register",
+        kernel("ld.global.b16 %f1, [%rd1]; st.global.b8 [%rd1], %fd1; ld.global.b32 %fd1, [%rd1];"),
+    ),
     (
         "declarations-of-nothing",
         kernel(".b32;\n.v2 .b32;", before=".common .global .align 8 .u64 ;\n"),
