@@ -16,27 +16,10 @@ special register are left alone.
 
 from __future__ import annotations
 
-from dataclasses import replace
-
-from ptxopt.ptx.ast import (
-    Addr,
-    Function,
-    Instr,
-    Operand,
-    Pair,
-    ParenList,
-    PtxError,
-    Reg,
-    RegDecl,
-    RegImm,
-    Scope,
-    Sel,
-    Stmt,
-    Vec,
-)
+from ptxopt.ir.operands import rebuild, reg_names
+from ptxopt.ptx.ast import Function, Instr, Operand, PtxError, Reg, RegDecl, Scope, Stmt, Vec
 from ptxopt.ptx.opcodes import is_special_register, lookup
-
-_WIDE = ("%clock64", "%globaltimer", "%gridid")
+from ptxopt.ptx.validate import special_register_type
 
 
 def _instrs(body: list[Stmt]) -> list[Instr]:
@@ -78,26 +61,12 @@ def _fresh(name: str, taken: set[str]) -> str:
     return out
 
 
-def _rename(op: Operand, m: dict[str, str]) -> Operand:
-    if isinstance(op, Reg):
-        new = m.get(op.name)
-        return Reg(new) if new is not None else op
-    if isinstance(op, Vec):
-        return Vec(tuple(_rename(e, m) for e in op.elems))
-    if isinstance(op, RegImm):
-        r = m.get(op.reg.name)
-        return RegImm(Reg(r), op.offset) if r is not None else op
-    if isinstance(op, Sel):
-        r = m.get(op.reg.name)
-        return Sel(Reg(r), op.sel, op.neg) if r is not None else op
-    if isinstance(op, Pair):
-        return Pair(_rename(op.first, m), _rename(op.second, m))
-    if isinstance(op, Addr):
-        base = _rename(op.base, m) if op.base is not None else None
-        return replace(op, base=base, extra=tuple(_rename(e, m) for e in op.extra))
-    if isinstance(op, ParenList):
-        return ParenList(tuple(_rename(e, m) for e in op.items))
-    return op
+def _rename(op: Operand, mapping: dict[str, str]) -> Operand:
+    names: list[str] = []
+    reg_names(op, names)
+    if not any(n in mapping for n in names):
+        return op
+    return rebuild(op, iter([mapping.get(n, n) for n in names]))
 
 
 def rename_written_special_registers(fn: Function) -> None:
@@ -112,7 +81,11 @@ def rename_written_special_registers(fn: Function) -> None:
                 written.append(n)
     if not written:
         return
-    taken = {r.name for ins in instrs for r in _regs(ins)}
+    names: list[str] = []
+    for ins in instrs:
+        for op in ins.operands:
+            reg_names(op, names)
+    taken = set(names)
     mapping: dict[str, str] = {}
     for n in written:
         mapping[n] = _fresh(n, taken)
@@ -123,29 +96,7 @@ def rename_written_special_registers(fn: Function) -> None:
             ins.pred = Reg(mapping[ins.pred.name])
     head: list[Stmt] = []
     for n, new in mapping.items():
-        base = n.split(".")[0]
-        t = ".u64" if base in _WIDE or (base.startswith("%pm") and base.endswith("_64")) else ".u32"
+        t = special_register_type(n)
         head.append(RegDecl(".b" + t[2:], [(new, None)], span=fn.span))
         head.append(Instr("mov", (t,), [Reg(new), Reg(n)], span=fn.span))
     fn.body[:0] = head
-
-
-def _regs(ins: Instr) -> list[Reg]:
-    out: list[Reg] = []
-    stack: list[object] = list(ins.operands)
-    while stack:
-        op = stack.pop()
-        if isinstance(op, Reg):
-            out.append(op)
-        elif isinstance(op, Vec):
-            stack.extend(op.elems)
-        elif isinstance(op, RegImm | Sel):
-            stack.append(op.reg)
-        elif isinstance(op, Pair):
-            stack.extend((op.first, op.second))
-        elif isinstance(op, Addr):
-            stack.append(op.base)
-            stack.extend(op.extra)
-        elif isinstance(op, ParenList):
-            stack.extend(op.items)
-    return out

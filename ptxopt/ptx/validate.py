@@ -374,7 +374,8 @@ class _Scope:
 _SPECIAL_64 = frozenset({"%clock64", "%globaltimer", "%gridid"})
 
 
-def _special_type(name: str) -> str:
+def special_register_type(name: str) -> str:
+    """The type a special register is read as (``%clock64``: .u64, most: .u32)."""
     base = name.split(".")[0]
     if base in _SPECIAL_64 or (base.startswith("%pm") and base.endswith("_64")):
         return ".u64"
@@ -695,7 +696,7 @@ class Validator:
             if rt is None:
                 if not is_special_register(e.name):  # type: ignore[union-attr]
                     continue  # reported as undeclared with the operand
-                rt = _special_type(e.name)  # type: ignore[union-attr]
+                rt = special_register_type(e.name)  # type: ignore[union-attr]
             if rt == ".pred":
                 continue
             w = bit_width(rt)
@@ -965,7 +966,7 @@ class Validator:
     def pred_reg(self, reg: Reg, scope: _Scope, span: Span | None) -> None:
         rt = scope.lookup(reg.name)
         if rt is None and is_special_register(reg.name):
-            rt = _special_type(reg.name)
+            rt = special_register_type(reg.name)
         if rt is None:
             raise self.error(span, f"undeclared register '{reg.name}'")
         if rt != ".pred":
@@ -975,7 +976,7 @@ class Validator:
         rt = scope.lookup(reg.name)
         if rt is None:
             if is_special_register(reg.name):
-                return _special_type(reg.name)
+                return special_register_type(reg.name)
             raise self.error(span, f"undeclared register '{reg.name}'")
         return rt
 
@@ -1008,7 +1009,7 @@ class Validator:
                     raise self.error(
                         ins.span, f"special register '{name}' is not allowed in '{ins.name}'"
                     )
-                rt = _special_type(name)
+                rt = special_register_type(name)
             if ty and t is Reg and not _compatible(ty, rt, relaxed):  # reg+imm: any width
                 raise self.error(
                     ins.span,
