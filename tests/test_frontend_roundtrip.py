@@ -16,6 +16,7 @@ from ptxopt.oracle import assemble, find_nvdisasm, find_ptxas, line_table
 from ptxopt.ptx.ast import Imm, Instr, RegImm, Vec
 from ptxopt.ptx.parser import parse
 from ptxopt.sim import launch
+from ptxopt.sim.errors import SimError
 from tests.helpers import ptxas_check
 
 TESTS = Path(__file__).parent
@@ -120,3 +121,53 @@ def test_inlined_at_origin_is_emitted_when_its_instruction_is_gone() -> None:
     from ptxopt.ptx.validate import validate
 
     validate(parse(print_ir_module(res.module), "relowered"))
+
+
+FUNCTION_VALUE = """.version 8.0
+.target sm_80
+.address_size 64
+.visible .func (.reg .b32 r) f(.reg .b32 a)
+{
+  mov.b32 r, a;
+  ret;
+}
+.visible .entry k(.param .u64 p)
+{
+  .reg .b32 %r<4>;
+  .reg .b64 %rd<4>;
+  .reg .pred %p<3>;
+  ld.param.u64 %rd1, [p];
+  mov.u32 %r1, 7;
+  add.u32 %r2, %r1, f;
+  setp.eq.s32 %p1, %r1, f;
+  not.pred %p2, f;
+  @%p2 bar.all.sync 0;
+  st.global.u32 [%rd1], %r2;
+  ret;
+}
+"""
+
+
+def test_function_name_as_a_value_round_trips_and_the_interpreter_refuses_it(
+    tmp_path: Path,
+) -> None:
+    # ptxas takes it (and reads the name as 0); ptxopt keeps it, and only the
+    # interpreter, which has no meaning to give it, says no at its line
+    out = optimize(FUNCTION_VALUE, "fv.ptx", []).text
+    for kept in ("add.u32 \t%r2, %r1, f;", "setp.eq.s32 \t%p1, %r1, f;", "not.pred \t%p2, f;"):
+        assert kept in out
+    ptxas_check(out, "sm_80", tmp_path)
+    with pytest.raises(SimError) as exc:
+        launch(FUNCTION_VALUE, "k", grid=1, block=32, args=[np.zeros(4, np.uint32)])
+    assert str(exc.value) == "<input>:16:3: error: the function 'f' as a value of 'add.u32'"
+
+
+def test_bar_all_sync_is_bar_sync() -> None:
+    text = FUNCTION_VALUE.replace("add.u32 %r2, %r1, f;", "add.u32 %r2, %r1, 1;")
+    text = text.replace("setp.eq.s32 %p1, %r1, f;\n  not.pred %p2, f;", "setp.ne.s32 %p2, %r1, 0;")
+    out = optimize(text, "bar.ptx", []).text
+    assert "bar.sync \t0;" in out and ".all" not in out
+    mem = [np.zeros(4, np.uint32), np.zeros(4, np.uint32)]
+    launch(text, "k", grid=1, block=64, args=[mem[0]])
+    launch(out, "k", grid=1, block=64, args=[mem[1]])
+    assert mem[0][0] == 8 and mem[0].tobytes() == mem[1].tobytes()

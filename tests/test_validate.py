@@ -21,6 +21,7 @@ DECLS = (
     ".reg .b16 %rs<10>;\n.reg .f64 %fd<5>;\n"
 )
 MODULE_VARS = ".global .align 4 .b32 g;\n.shared .align 4 .b32 sh;\n"
+FUNC = MODULE_VARS + ".func f()\n{\nret;\n}\n"
 
 
 def kernel(body: str, head: str = HEAD, before: str = MODULE_VARS) -> str:
@@ -179,6 +180,21 @@ REJECTED: list[tuple[str, str, str]] = [
     ("int-load-float-register", kernel("ld.global.u16 %f1, [%rd1];"), "does not match"),
     ("call-with-type", HEAD + ".func f()\n{\nret;\n}\n.visible .entry k()\n{\n"
      "call.u32 f, ();\nret;\n}\n", "takes no type"),
+    # a function's name as a value: refused outside the instruction-typed slots
+    ("function-shift-amount", kernel("shl.b32 %r1, %r2, f;", before=FUNC), "cannot take"),
+    ("function-selp-predicate", kernel("selp.u32 %r1, 1, 2, f;", before=FUNC), "needs a predicate"),
+    ("function-shfl-sm80", kernel("shfl.sync.idx.b32 %r1, f, 0, 31, -1;", before=FUNC)
+     .replace("sm_90", "sm_80"), "cannot take"),  # sm_90 takes it
+    ("function-cvt", kernel("cvt.u64.u32 %rd1, f;", before=FUNC), "cannot take the symbol"),
+    ("function-argument", HEAD + FUNC + ".func g(.reg .b32 x)\n{\nret;\n}\n"
+     ".visible .entry k()\n{\ncall g, (f);\nret;\n}\n", "passed as an argument"),
+    ("function-address", kernel("prefetch.global.L2 [f];", before=FUNC), "is not a variable"),
+    ("function-isspacep", kernel("isspacep.global %p1, f;", before=FUNC), "is not a variable"),
+    ("variable-as-value", kernel("add.u64 %rd1, %rd2, g;"), "cannot take the symbol"),
+    # bar.sync takes one .all or .any, nothing else does
+    ("bar-all-twice", kernel("bar.all.any.sync 0;"), "more than one"),
+    ("bar-all-arrive", kernel("bar.all.arrive 0, 32;"), "only on 'bar.sync'"),
+    ("bar-cta-all", kernel("bar.cta.all.sync 0;"), "only on 'bar.sync'"),
 ]  # fmt: skip
 
 # Close to the above and accepted by ptxas: must pass.
@@ -322,6 +338,18 @@ ACCEPTED: list[tuple[str, str]] = [
             " st.global.v2.u32 [%rd1], {%r1, %ctaid.x}; ld.global.v2.u32 {%r1, %f2}, [%rd1];"
         ),
     ),
+    (
+        "function-as-value",
+        kernel(
+            "add.u32 %r1, %r2, f; setp.eq.s32 %p1, %r1, f; not.pred %p2, f;"
+            " and.pred %p3, f, %p1; add.f32 %f1, f, %f2; mad.lo.s32 %r3, %r1, %r1, f;"
+            " selp.u32 %r4, f, 2, %p1; st.global.u32 [%rd1], f; dp4a.u32.u32 %r5, f, %r1, %r1;"
+            " atom.global.add.u32 %r6, [%rd1], f; mov.u64 %rd2, f; not.b32 %r7, f;"
+            " shfl.sync.idx.b32 %r8, f, 0, 31, -1;",
+            before=FUNC,
+        ),
+    ),
+    ("bar-all-any", kernel("bar.all.sync 0; bar.sync.any 1, 64; bar.any.sync %r1;")),
     (
         "ignored-modifiers",
         kernel(

@@ -1047,6 +1047,15 @@ class Parser:
                     raise self.error(
                         f"a {what} is only allowed on video instructions ('{full}')", start
                     )
+        if opcode == "bar" and (".all" in mods or ".any" in mods):
+            # measured: ptxas takes one .all or .any beside a plain bar.sync and
+            # compiles it as bar.sync (the same BAR.SYNC); nowhere else
+            rest = tuple(m for m in mods if m not in (".all", ".any"))
+            if rest != (".sync",):
+                raise self.error(f"'.all'/'.any' are allowed only on 'bar.sync' ('{full}')", start)
+            if len(mods) != 2:
+                raise self.error(f"more than one of '.all'/'.any' ('{full}')", start)
+            mods = rest
         if not _IGNORED.isdisjoint(mods):
             from ptxopt.ptx.validate import drop_ignored_modifiers
 

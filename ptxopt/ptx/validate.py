@@ -668,6 +668,8 @@ class Validator:
             for op in ins.operands:
                 if type(op) is Addr and op.extra:
                     raise self.error(ins.span, f"'{ins.name}' takes a single address")
+        if ins.opcode != "call":
+            self.no_function_operands(ins, form is None and ins.opcode in _FUNCTION_VALUE_REFUSED)
         for op in ins.operands:
             if type(op) is Vec:
                 self.vector_elements(ins, op, scope)
@@ -680,6 +682,24 @@ class Validator:
                 self.registers_declared(op, scope, ins)
             return
         self.operands(ins, form, scope)
+
+    def function_value_ok(self, ins: Instr) -> bool:
+        """Whether ptxas takes a function's name in the slots of ``ins`` typed by its
+        own type (see :data:`_FUNCTION_VALUE_REFUSED`)."""
+        if ins.opcode in _FUNCTION_VALUE_REFUSED:
+            return False
+        # below sm_90 shfl and match are library calls, whose arguments refuse it
+        return ins.opcode not in ("shfl", "match") or self.arch[0] >= 90
+
+    def no_function_operands(self, ins: Instr, values_too: bool) -> None:
+        """A function is never an address (measured: ``prefetch.global.L2 [f]``,
+        ``tex.1d... [f, {%r1}]``); ``values_too`` refuses it as a value of an
+        instruction without forms (``isspacep.global %p1, f``; dp4a and fns take
+        it). Instructions with forms check their values slot by slot."""
+        for op in ins.operands:
+            base = op.base if type(op) is Addr else op if values_too else None
+            if type(base) is Sym and self.symbols.get(base.name) in ("function", "label"):
+                raise self.error(ins.span, f"'{base.name}' is not a variable")
 
     def vector_elements(self, ins: Instr, vec: Vec, scope: _Scope) -> None:
         """The registers of a vector operand share one width (a .pred one aside) and
@@ -789,6 +809,9 @@ class Validator:
         pairs = list(zip(rets.items if rets else (), callee.rets, strict=False))
         pairs += zip(args.items if args else (), callee.params, strict=False)
         for op, prm in pairs:
+            if type(op) is Sym and self.symbols.get(op.name) == "function":
+                # measured: ptxas refuses a function as an argument ("illegal state space")
+                raise self.error(ins.span, f"function '{op.name}' passed as an argument")
             if type(op) is Reg and prm.space == ".reg" and prm.type:
                 rt = scope.lookup(op.name)
                 if rt is not None and not _compatible(prm.type, rt, False):
@@ -873,7 +896,16 @@ class Validator:
         if c in "dsr":
             slot = int(code[1:]) if len(code) > 1 else 0
             ty = types[slot] if slot < len(types) else ""
-            self.value(ins, op, ty, scope, relaxed=False, imm_ok=c == "s", dest=c == "d")
+            self.value(
+                ins,
+                op,
+                ty,
+                scope,
+                relaxed=False,
+                imm_ok=c == "s",
+                dest=c == "d",
+                func_ok=c == "s" and self.function_value_ok(ins),
+            )
             return
         if c in "DS":
             slot = int(code[1:]) if len(code) > 1 else 0
@@ -888,7 +920,16 @@ class Validator:
                     # and allows special registers there
                     self.registers_declared(e, scope, ins)
                 return
-            self.value(ins, op, ty, scope, relaxed=True, imm_ok=c == "S", dest=c == "D")
+            self.value(
+                ins,
+                op,
+                ty,
+                scope,
+                relaxed=True,
+                imm_ok=c == "S",
+                dest=c == "D",
+                func_ok=c == "S" and self.function_value_ok(ins),
+            )
             return
         if code == "pp":
             if type(op) is Pair:
@@ -902,8 +943,17 @@ class Validator:
                 self.pred_reg(op.operand, scope, ins.span)
                 return
             if types and types[0] != ".pred" and ins.opcode in ("and", "or", "xor", "not"):
-                self.value(ins, op, types[0], scope, relaxed=False, imm_ok=True, dest=False)
+                self.value(
+                    ins, op, types[0], scope, relaxed=False, imm_ok=True, dest=False, func_ok=True
+                )
                 return
+            if (
+                c == "P"
+                and type(op) is Sym
+                and ins.opcode in ("and", "or", "xor", "not")
+                and self.symbols.get(op.name) == "function"
+            ):
+                return  # measured: not.pred %p1, f and and.pred are accepted
             self.pred_operand(ins, op, scope, dest=c == "p")
             return
         if c == "a":
@@ -990,6 +1040,7 @@ class Validator:
         relaxed: bool,
         imm_ok: bool,
         dest: bool,
+        func_ok: bool = False,
     ) -> None:
         t = type(op)
         if t is Reg or t is RegImm:
@@ -1051,6 +1102,8 @@ class Validator:
             if ins.opcode in ("mov", "cvta", "st"):
                 self.symbol(ins, op)
                 return
+            if func_ok and t is Sym and self.symbols.get(op.name) == "function":  # type: ignore[union-attr]
+                return  # see _FUNCTION_VALUE_REFUSED
             raise self.error(ins.span, f"'{ins.name}' cannot take the symbol '{op}'")
         raise self.error(ins.span, f"unexpected operand '{op}' for '{ins.name}'")
 
@@ -1092,6 +1145,14 @@ class Validator:
 
 _MATRIX_NUM = frozenset({".x1", ".x2", ".x4"})
 # instructions whose address is one base and offset: no texture-style [a, b] form
+# A function's name as a source operand: ptxas accepts it in the slots typed by the
+# instruction's own type (add, setp, mad, add.f32, selp's values, st/atom data,
+# mov.pred, and.pred/not.pred) and reads it as 0 outside mov/cvta, which give the
+# address. It refuses it in fixed-type slots (shl's shift, selp's predicate), in
+# these instructions' typed slots (measured on sm_75..sm_120), and in call arguments.
+_FUNCTION_VALUE_REFUSED = frozenset(
+    {"cvt", "vote", "redux", "bar", "barrier", "isspacep", "call", "tex"}
+)
 _PLAIN_ADDRESS_OPS = frozenset({"ld", "ldu", "st", "atom", "red", "prefetch", "prefetchu"})
 # ptxas ignores a .pred beside another type in add, sub, min, max, fma, setp, set,
 # cvt, neg, abs, atom, red, float mul, sqrt, rcp, ex2; it refuses one in these

@@ -487,9 +487,14 @@ def _scan_calls(prog: Program, info: FuncInfo) -> None:
                 info.callees.add(tgt.name)
             else:
                 info.indirect_calls = True
-        for op in ins.operands if ins.opcode in ("mov", "cvta") else ():
+        for op in ins.operands:
             if isinstance(op, Sym) and op.name in prog.funcs:
-                prog.address_taken.add(op.name)
+                if ins.opcode in ("mov", "cvta"):
+                    prog.address_taken.add(op.name)
+                elif ins.opcode != "call":
+                    # ptxas accepts this and reads the name as 0 (measured on sm_80);
+                    # no PTX semantics stand behind that, so it is refused here
+                    raise SimError(ins.span, f"the function '{op.name}' as a value of '{ins.name}'")
 
 
 def _call_target(ins: Instr) -> Operand:
