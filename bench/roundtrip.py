@@ -8,9 +8,10 @@ grows with size: a log-log slope over the corpus and over synthetic functions of
 
 ``--process`` adds the whole-process figure (``python -m ptxopt.cli opt -p none IN
 -o OUT``, start to exit, interpreter start-up and imports included) next to
-``ptxas -O3`` on the same file, for the largest corpus file and for a 40k-line file
+``ptxas -O3`` on the same file, for the Triton fp32 matmul, for a 40k-line file
 made of it and renamed copies of the other Triton sm_90a kernels (debug lines
-stripped from the copies), with the in-process phase times and lines/s.
+stripped from the copies) and for the largest corpus file (a 43,736-line Triton
+attention kernel), with the in-process phase times and lines/s.
 
     python bench/roundtrip.py [--quick] [--files GLOB] [--no-ptxas] [--process]
 """
@@ -183,6 +184,8 @@ def main() -> int:
         big = (CORPUS / "triton" / "matmul_fp32_ieee.sm90.ptx").read_text()
         whole_process(big, "matmul_fp32_ieee.sm90.ptx", "sm_90a", 3, args.no_ptxas)
         whole_process(large_file(), "40k-line module", "sm_90a", 3, args.no_ptxas)
+        real = (CORPUS / "triton" / "attention_fwd_fp32_ieee.sm80.ptx").read_text()
+        whole_process(real, "attention_fwd_fp32_ieee.sm80.ptx", "sm_80", 3, args.no_ptxas)
         return 0
     repeat = 1 if args.quick else 3
     files = sorted(CORPUS.glob(args.files))

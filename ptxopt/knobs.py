@@ -158,6 +158,9 @@ def parse_assignments(
 ) -> dict[str, object]:
     """``["CopyPropBudget=100", "remat-iv=3"]`` -> typed values.  Names are the spec's,
     matched exactly (a case-insensitive match is suggested in the error)."""
+    items = list(items)
+    if not items:
+        return {}  # without importing the passes for their knobs
     known = registry() if known is None else known
     out: dict[str, object] = {}
     for item in items:

@@ -52,6 +52,8 @@ def default_pipeline() -> list[Step]:
 def parse_pipeline(spec: str | None) -> list[Step]:
     """``None``/``"default"`` → the default pipeline; ``"none"`` → no passes; else a
     comma list of passes or placements (``ValueError`` naming an unknown one)."""
+    if spec is not None and spec.strip() in ("none", ""):
+        return []  # without importing a single pass
     return resolve_pass_list(spec, available_passes())
 
 
@@ -151,6 +153,8 @@ def run_pipeline(
     ``dump_before``/``dump_after`` name passes or placements (or ``"all"``) around
     which the SSA IR is written to ``dump``."""
     report = report or PipelineReport()
+    if not names and not knobs:
+        return report  # nothing to run: no pass is imported
     am = am or AnalysisManager()
     knobs = dict(knobs or {})
     unknown = set(knobs) - set(knob_registry())

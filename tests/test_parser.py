@@ -28,7 +28,7 @@ from ptxopt.ptx.ast import (
     VarDecl,
     Vec,
 )
-from ptxopt.ptx.parser import parse, parse_number
+from ptxopt.ptx.parser import parse, parse_number, range_lookup
 
 HEAD = ".version 8.0\n.target sm_80\n.address_size 64\n"
 
@@ -274,3 +274,32 @@ def test_mutated_inputs_never_crash(tmp_path: Path) -> None:
 def test_scope_local_register_is_undeclared_after_the_scope() -> None:
     with pytest.raises(PtxError, match="undeclared register '%tmp'"):
         body_of(".reg .b32 %r<2>;\n{\n.reg .b32 %tmp;\nmov.u32 %tmp, 1;\n}\nmov.u32 %r1, %tmp;")
+
+
+@pytest.mark.parametrize(
+    "name, expected",
+    [
+        ("%r0", ".b32"),
+        ("%r59999", ".b32"),
+        ("%r60000", None),  # past the count
+        ("%r037", ".b32"),  # leading zeros: a register of its own, inside the range
+        ("%r", None),  # no index
+        ("%rd4999", ".b64"),
+        ("%f12", ".u16"),  # the stem %f1 with index 2 ...
+        ("%f13", None),  # ... and index 3 is past its count, and %f has no range
+        ("%r12", ".b32"),  # the longest stem wins over %r1<3>
+        ("%q1", None),
+        ("abc", None),
+        ("%s123", ".b16"),  # %s12<10> and %s1<100> both cover it: the longer stem wins
+    ],
+)
+def test_range_lookup_splits_stem_and_index(name: str, expected: str | None) -> None:
+    ranges = {
+        "%r": (60000, ".b32"),
+        "%rd": (5000, ".b64"),
+        "%r1": (3, ".pred"),
+        "%f1": (3, ".u16"),
+        "%s1": (100, ".b8"),
+        "%s12": (10, ".b16"),
+    }
+    assert range_lookup(ranges, name) == expected

@@ -25,7 +25,6 @@ from ptxopt.ptx.types import reg_class
 
 Destructor = Callable[[Func], Assignment]
 
-_NUM_SUFFIX = re.compile(r"^(.*?)(\d+)$")
 _INLINED_AT = re.compile(r"inlined_at\s+(\d+)\s+(\d+)\s+(\d+)")
 
 
@@ -236,9 +235,10 @@ class _Lowerer:
             if name in params:
                 continue
             t = used[name]
-            m = _NUM_SUFFIX.match(name)
-            if m is not None and (m.group(2) == "0" or m.group(2)[0] != "0"):
-                by_type.setdefault(t, {}).setdefault(m.group(1), []).append(int(m.group(2)))
+            stem = name.rstrip("0123456789")  # the name is stem + decimal index
+            digits = name[len(stem) :]
+            if digits and (digits == "0" or digits[0] != "0"):
+                by_type.setdefault(t, {}).setdefault(stem, []).append(int(digits))
             else:
                 singles.setdefault(t, []).append(name)
         stem_types: dict[str, int] = {}

@@ -247,22 +247,19 @@ class _RegScope:
 def range_lookup(ranges: dict[str, tuple[int, str]], name: str) -> str | None:
     """The type of ``name`` if a range ``stem<count>`` declares it: ``name`` is a stem
     followed by a decimal index below the count (ptxas takes ``%r037`` too, as a
-    register of its own).  Every
-    split point is tried, since a stem may end in digits (``%r1<5>`` declares
+    register of its own).  The longest stem is tried first, then every shorter
+    split point, since a stem may end in digits (``%r1<5>`` declares
     ``%r10``..``%r14``)."""
-    end = len(name)
-    k = end
-    while k > 0 and name[k - 1].isdigit():
-        k -= 1
-    if k < end:  # the usual case: the longest stem
-        entry = ranges.get(name[:k])
-        if entry is not None and int(name[k:]) < entry[0]:
-            return entry[1]
-    k = end
-    while k > 0 and name[k - 1].isdigit():
-        k -= 1
-        entry = ranges.get(name[:k])
-        if entry is not None and int(name[k:]) < entry[0]:
+    stem = name.rstrip("0123456789")
+    k = len(stem)
+    if k == len(name):
+        return None
+    entry = ranges.get(stem)
+    if entry is not None and int(name[k:]) < entry[0]:
+        return entry[1]
+    for j in range(len(name) - 1, k, -1):
+        entry = ranges.get(name[:j])
+        if entry is not None and int(name[j:]) < entry[0]:
             return entry[1]
     return None
 
@@ -1091,6 +1088,12 @@ class Parser:
     def parse_operand(self, in_address: bool = False) -> Operand:
         kind, text, off = self.toks[self.i]
         if kind == ID:
+            seen = self.reg_cache.get(text)
+            if seen is not None:  # a register seen before in this scope: the usual case
+                nxt = self.toks[self.i + 1]
+                if nxt[0] != PUNCT or (nxt[1] != "|" and nxt[1] != "+"):
+                    self.i += 1
+                    return seen
             if text == "_":
                 self.i += 1
                 return Sink()
