@@ -49,6 +49,9 @@ def test_opt_imports_no_numpy_nor_interpreter(tmp_path: Path) -> None:
     assert out.stat().st_size > 0
     assert "ptxopt.driver" in mods  # the measurement saw the real work
     assert heavy(mods) == []
+    # no pass runs, so no pass (nor the oracle some of them import) is loaded
+    passes = sorted(m for m in mods if m.startswith("ptxopt.transforms."))
+    assert passes == ["ptxopt.transforms.base"] and "ptxopt.oracle" not in mods
     # -O: general-optimize folds constants by running the interpreter's own handlers,
     # imported on first use; nothing else may bring numpy or the interpreter in
     mods = imported_modules(
@@ -109,3 +112,27 @@ def test_integer_fast_path_boundaries(base: int) -> None:
     for n in range(1, 70):
         for digits in (top * n, "1" + "0" * (n - 1)):
             assert outcome(_accumulate, digits, base) == outcome(slow_accumulate, digits, base)
+
+
+def test_opt_exits_at_once_with_its_output_and_status(tmp_path: Path) -> None:
+    # the program ends opt without the interpreter's teardown: stdout is still flushed
+    # when it is a pipe, and an error still gives its message and status
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONUNBUFFERED"}
+    env["PYTHONPATH"] = str(ROOT)
+    small = tmp_path / "small.ptx"  # its output stays in the stream's buffer
+    small.write_text(
+        ".version 9.0\n.target sm_90\n.address_size 64\n"
+        ".visible .entry k()\n{\n\tret;\n}\n"
+    )
+    cmd = [sys.executable, "-m", "ptxopt.cli", "opt", "-p", "none", str(small)]
+    done = subprocess.run(cmd, capture_output=True, text=True, env=env, timeout=120)
+    assert done.returncode == 0 and done.stdout.rstrip().endswith("}")
+    assert ".entry k" in done.stdout
+    bad = tmp_path / "bad.ptx"
+    bad.write_text(".version 9.0\n.target sm_90\n.address_size 64\nadd.u32;\n")
+    out = tmp_path / "o.ptx"
+    done = subprocess.run(
+        [*cmd[:-1], str(bad), "-o", str(out)], capture_output=True, text=True, env=env
+    )
+    assert done.returncode == 1 and done.stderr.startswith(f"{bad}:4:")
+    assert not out.exists()
