@@ -121,8 +121,7 @@ def test_opt_exits_at_once_with_its_output_and_status(tmp_path: Path) -> None:
     env["PYTHONPATH"] = str(ROOT)
     small = tmp_path / "small.ptx"  # its output stays in the stream's buffer
     small.write_text(
-        ".version 9.0\n.target sm_90\n.address_size 64\n"
-        ".visible .entry k()\n{\n\tret;\n}\n"
+        ".version 9.0\n.target sm_90\n.address_size 64\n.visible .entry k()\n{\n\tret;\n}\n"
     )
     cmd = [sys.executable, "-m", "ptxopt.cli", "opt", "-p", "none", str(small)]
     done = subprocess.run(cmd, capture_output=True, text=True, env=env, timeout=120)
