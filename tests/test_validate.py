@@ -191,6 +191,13 @@ REJECTED: list[tuple[str, str, str]] = [
     ("function-address", kernel("prefetch.global.L2 [f];", before=FUNC), "is not a variable"),
     ("function-isspacep", kernel("isspacep.global %p1, f;", before=FUNC), "is not a variable"),
     ("variable-as-value", kernel("add.u64 %rd1, %rd2, g;"), "cannot take the symbol"),
+    # header words run together: only a directive after the version or a target
+    ("version-dot-word", HEAD.replace("9.0\n", "9.0.t\n") + ".visible .entry k()\n{\nret;\n}\n",
+     "unexpected '.t'"),
+    ("target-dot-word", HEAD.replace("sm_90\n", "sm_90.x\n") + ".visible .entry k()\n{\nret;\n}\n",
+     "unexpected '.x'"),
+    ("version-three-parts", HEAD.replace("9.0\n", "9.0.5\n") + ".visible .entry k()\n{\nret;\n}\n",
+     "malformed number"),
     # bar.sync takes one .all or .any, nothing else does
     ("bar-all-twice", kernel("bar.all.any.sync 0;"), "more than one"),
     ("bar-all-arrive", kernel("bar.all.arrive 0, 32;"), "only on 'bar.sync'"),
@@ -348,6 +355,10 @@ ACCEPTED: list[tuple[str, str]] = [
             " shfl.sync.idx.b32 %r8, f, 0, 31, -1;",
             before=FUNC,
         ),
+    ),
+    (
+        "header-run-together",
+        ".version 9.0.target sm_90.address_size 64\n.visible .entry k()\n{\nret;\n}\n",
     ),
     ("bar-all-any", kernel("bar.all.sync 0; bar.sync.any 1, 64; bar.any.sync %r1;")),
     (

@@ -231,6 +231,9 @@ class _Lowerer:
         params = {p.name for p in func.ast.params + func.ast.rets if p.space == ".reg"}
         by_type: dict[str, dict[str, list[int]]] = {}
         singles: dict[str, list[str]] = {}
+        # names with a zero-padded index (%rd04): registers of their own, but inside
+        # a range %rd<N> with N > 4 ptxas counts them as declared by it
+        padded: dict[str, list[tuple[int, str, str]]] = {}
         for name in sorted(used):
             if name in params:
                 continue
@@ -241,21 +244,36 @@ class _Lowerer:
                 by_type.setdefault(t, {}).setdefault(stem, []).append(int(digits))
             else:
                 singles.setdefault(t, []).append(name)
+                if digits:
+                    padded.setdefault(stem, []).append((int(digits), t, name))
         stem_types: dict[str, int] = {}
         for stems in by_type.values():
             for stem in stems:
                 stem_types[stem] = stem_types.get(stem, 0) + 1
+        covered: set[str] = set()  # padded names a printed range declares
+        ranges: dict[tuple[str, str], int] = {}  # (type, stem) -> count
+        for t, stems in by_type.items():
+            for stem, nums in stems.items():
+                count = max(nums) + 1
+                inside = [(t2, n) for k, t2, n in padded.get(stem, ()) if k < count]
+                if (
+                    len(nums) * 2 >= count
+                    and stem_types[stem] == 1
+                    and all(t2 == t for t2, _ in inside)
+                ):
+                    ranges[t, stem] = count
+                    covered.update(n for _, n in inside)
         out: list[str] = []
         order = sorted(set(by_type) | set(singles), key=_type_rank)
         for t in order:
             parts: list[str] = []
             for stem, nums in sorted(by_type.get(t, {}).items()):
-                hi = max(nums)
-                if len(nums) * 2 >= hi + 1 and stem_types[stem] == 1:
-                    parts.append(f"{stem}<{hi + 1}>")
+                count = ranges.get((t, stem), 0)
+                if count:
+                    parts.append(f"{stem}<{count}>")
                 else:
                     parts.extend(f"{stem}{k}" for k in sorted(nums))
-            parts.extend(singles.get(t, []))
+            parts.extend(n for n in singles.get(t, []) if n not in covered)
             if parts:
                 out.append(f"\t.reg {t} {', '.join(parts)};")
         return out

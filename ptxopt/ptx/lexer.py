@@ -20,7 +20,9 @@ The lexical grammar is the PTX ISA's (section "Syntax"), narrowed to what ptxas
   optional ``U``; floats are decimal (``1.5``, ``.5``, ``1.``, ``1e5``) or exact bit
   patterns (``0f3f800000``, ``0d3ff0000000000000``).  A number running into a
   letter, digit or dot (``08``, ``1.5U``, ``0f3f80``) is malformed;
-* a ``# <line> "file"`` line marker (C preprocessor output) is skipped.
+* a ``# <line> "file"`` line marker (C preprocessor output) is skipped;
+* after ``.version``, a directive may follow the number without a space
+  (``.version 8.0.target sm_80``).
 """
 
 from __future__ import annotations
@@ -61,6 +63,7 @@ _TOKEN_RE = re.compile(
     """,
     re.VERBOSE | re.DOTALL | re.ASCII,
 )
+_VERSION_THEN_DIRECTIVE = re.compile(r"([0-9]+\.[0-9]+)(\.[A-Za-z_][\w$]*)\Z")
 # token kind per group number; 6: end of text, 7: malformed number, 8: anything else
 _KINDS = (0, NUM, ID, PUNCT, DIR, STR)
 
@@ -111,6 +114,14 @@ def tokenize(text: str, smap: SourceMap) -> list[Token]:
             break
         assert g is not None
         bad = m.group(g)
+        if g == 7 and out and out[-1][1] == ".version" and out[-1][0] == DIR:
+            # measured: ptxas reads ".version 8.0.target" as the version and a directive
+            v = _VERSION_THEN_DIRECTIVE.match(bad)
+            if v is not None:
+                at = m.start(g)
+                append((NUM, v.group(1), at))
+                append((DIR, v.group(2), at + v.start(2)))
+                continue
         where = smap.span(m.start(g))
         if g == 7:
             raise PtxError(where, f"malformed number '{bad}'")

@@ -469,9 +469,9 @@ class Parser:
             tok = self.expect_kind(NUM, "an address size")
             return Directive(name, f".address_size {tok[1]}", self.span(off))
         if name == ".target":
-            targets = [self.expect_kind(ID, "a target name")[1]]
+            targets = [self.target_name()]
             while self.accept(","):
-                targets.append(self.expect_kind(ID, "a target name")[1])
+                targets.append(self.target_name())
             return Directive(name, ".target " + ", ".join(targets), self.span(off))
         tok = self.peek()
         if tok[0] not in (NUM, ID):
@@ -485,6 +485,23 @@ class Parser:
         while self.accept(","):
             extra += f", {self.const_int('number')}"
         return Directive(name, f".file {number} {path}{extra}", self.span(off))
+
+    def target_name(self) -> str:
+        """One name of a ``.target`` list.  The lexer joins dotted words into one
+        identifier; ptxas ends a target name at a dot and reads the rest as the next
+        directive (measured: ``.target sm_80.address_size 64``), so the rest goes
+        back into the token stream."""
+        tok = self.expect_kind(ID, "a target name")
+        name, dot, rest = tok[1].partition(".")
+        if dot:
+            at = tok[2] + len(name)
+            parts = rest.split(".")
+            back: list[Token] = []
+            for part in parts:
+                back.append((DIR, "." + part, at))
+                at += len(part) + 1
+            self.toks[self.i : self.i] = back
+        return name
 
     def parse_section(self) -> Directive:
         """``.section name { ... }``: labels and ``.b8``/``.b16``/``.b32``/``.b64`` data
