@@ -191,6 +191,9 @@ REJECTED: list[tuple[str, str, str]] = [
     ("function-address", kernel("prefetch.global.L2 [f];", before=FUNC), "is not a variable"),
     ("function-isspacep", kernel("isspacep.global %p1, f;", before=FUNC), "is not a variable"),
     ("variable-as-value", kernel("add.u64 %rd1, %rd2, g;"), "cannot take the symbol"),
+    # video selectors and negated registers belong to the video instructions
+    ("selector-outside-video", kernel("add.u32 %r1, %r2.b0, 1;"), "selector .b0 is only allowed"),
+    ("negation-outside-video", kernel("add.u32 %r1, -%r2, 1;"), "negated register is only"),
     # header words run together: only a directive after the version or a target
     ("version-dot-word", HEAD.replace("9.0\n", "9.0.t\n") + ".visible .entry k()\n{\nret;\n}\n",
      "unexpected '.t'"),
@@ -359,6 +362,10 @@ ACCEPTED: list[tuple[str, str]] = [
     (
         "header-run-together",
         ".version 9.0.target sm_90.address_size 64\n.visible .entry k()\n{\nret;\n}\n",
+    ),
+    (
+        "video-selectors",
+        kernel("vadd.u32.u32.u32 %r1, %r2.b0, %r3.h1; vmad.u32.u32.u32 %r1, -%r2, %r3, %r4;"),
     ),
     ("bar-all-any", kernel("bar.all.sync 0; bar.sync.any 1, 64; bar.any.sync %r1;")),
     (

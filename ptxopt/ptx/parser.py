@@ -278,6 +278,7 @@ class Parser:
         self.is_call = False
         self.is_branch = False
         self.sreg_in_vector = False  # a special register inside {...}: see sreg_writes
+        self.sel_seen = False  # a video selector or negation in the current instruction
 
     # -- token helpers -----------------------------------------------------
 
@@ -1040,6 +1041,7 @@ class Parser:
             mods = (*mods, *extra)
         self.is_call = opcode == "call"
         self.is_branch = opcode in ("bra", "call")
+        self.sel_seen = False
         operands: list[Operand] = []
         toks = self.toks
         if toks[self.i][1] != ";":
@@ -1054,7 +1056,7 @@ class Parser:
                     )
                 self.i += 1
         self.i += 1
-        if opcode not in VIDEO_OPCODES:
+        if self.sel_seen and opcode not in VIDEO_OPCODES:
             for op in operands:
                 if isinstance(op, Sel):
                     what = "negated register" if op.neg else f"selector .{op.sel}"
@@ -1154,8 +1156,10 @@ class Parser:
                 self.i += 1
                 inner = self.parse_operand()
                 if isinstance(inner, Reg):
+                    self.sel_seen = True
                     return Sel(inner, "", True)
                 if isinstance(inner, Sel) and not inner.neg:
+                    self.sel_seen = True
                     return Sel(inner.reg, inner.sel, True)
                 raise self.error("expected a register after '-'", nxt[2])
             if text == "[":
@@ -1204,6 +1208,7 @@ class Parser:
         m = _VIDEO_SELECTOR.search(text)
         if m is None or not self.regs.declared(text[: m.start()]):
             return None
+        self.sel_seen = True
         return Sel(Reg(text[: m.start()]), m.group(1))
 
     def parse_address(self) -> Addr:
