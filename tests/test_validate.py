@@ -28,6 +28,14 @@ def kernel(body: str, head: str = HEAD, before: str = MODULE_VARS) -> str:
     return f"{head}{before}.visible .entry k(.param .u64 a)\n{{\n{DECLS}{body}\nret;\n}}\n"
 
 
+def section_label(word: str) -> str:
+    """A module whose DWARF data names ``word`` where a label goes."""
+    return (
+        HEAD + ".visible .entry k()\n{\nret;\n}\n.section .debug_abbrev\n{\n.b8 1\n}\n"
+        f".section .debug_info\n{{\n.b32 10\n.b8 2\n.b32 {word}\n}}\n"
+    )
+
+
 # (category, PTX, part of ptxopt's message); each is rejected by ptxas too
 REJECTED: list[tuple[str, str, str]] = [
     # lexing and numbers
@@ -194,6 +202,10 @@ REJECTED: list[tuple[str, str, str]] = [
     # video selectors and negated registers belong to the video instructions
     ("selector-outside-video", kernel("add.u32 %r1, %r2.b0, 1;"), "selector .b0 is only allowed"),
     ("negation-outside-video", kernel("add.u32 %r1, -%r2, 1;"), "negated register is only"),
+    # a ptxas keyword where a section label goes
+    ("section-keyword-modifier", section_label(".lo"), "expected a section value"),
+    ("section-keyword-space", section_label(".global"), "expected a section value"),
+    ("section-keyword-type", section_label(".b1024"), "expected a section value"),
     # header words run together: only a directive after the version or a target
     ("version-dot-word", HEAD.replace("9.0\n", "9.0.t\n") + ".visible .entry k()\n{\nret;\n}\n",
      "unexpected '.t'"),
@@ -366,6 +378,10 @@ ACCEPTED: list[tuple[str, str]] = [
     (
         "video-selectors",
         kernel("vadd.u32.u32.u32 %r1, %r2.b0, %r3.h1; vmad.u32.u32.u32 %r1, -%r2, %r3, %r4;"),
+    ),
+    (
+        "section-dotted-labels",
+        section_label(".debug_abbrev\n.b32 .version\n.b32 .wide\n.b32 .foo\n.b32 .h12"),
     ),
     ("bar-all-any", kernel("bar.all.sync 0; bar.sync.any 1, 64; bar.any.sync %r1;")),
     (

@@ -264,6 +264,60 @@ def range_lookup(ranges: dict[str, tuple[int, str]], name: str) -> str | None:
     return None
 
 
+# Words ptxas's lexer does not take as keywords although the ISA names them: in a
+# section they are labels like ``.debug_abbrev`` (measured on every modifier and
+# directive ptxopt knows; the video selectors ``.b0``..``.h33`` too).
+_SECTION_NON_KEYWORDS = frozenset(
+    """
+    .version .a .alloc .arrive .arrive_drop .ashift .async .b .b4x16_p64 .b6x16_p32 .b8x16
+    .base .block_scale .bulk .c .commit .commit_group .complete_tx .cp .cp_fenceproxy
+    .cp_mask .cvt .d .dealloc .e2m1 .e2m3 .e3m2 .elect .evict_first .evict_last
+    .evict_normal .evict_unchanged .expect_tx .fence .fractional .full .g .generic
+    .get_first_ctaid .grad .im2col .im2col_no_offs .init .inval .is_canceled .l
+    .launch_dependents .ld .ld_reduce .ldmatrix .load .m8n84 .mma .mma_async .oob .p .pack
+    .parity .pending_count .prefetch .proxy .query_cancel .r .range .read .red .reduce
+    .relinquish_alloc_permit .replace .shift .st .stmatrix .store .tensor .test_wait .tf32
+    .tile .to .try_cancel .try_wait .ue4m3 .ue8m0 .v16 .v8 .wait .wait_all .wait_group
+    .warp .warpx4 .wide .ws .xorsign
+    """.split()
+)
+_SELECTOR_WORD = re.compile(r"\.[bh][0-7]+")
+_DIRECTIVE_WORDS = (
+    _FUNC_DIRECTIVES
+    | _LINKAGE
+    | _SPACES
+    | _VAR_ATTRS
+    | _HEADER_DIRECTIVES
+    | frozenset(
+        {
+            ".entry",
+            ".func",
+            ".section",
+            ".loc",
+            ".reg",
+            ".align",
+            ".callprototype",
+            ".calltargets",
+            ".branchtargets",
+            ".texref",
+            ".samplerref",
+            ".surfref",
+        }
+    )  # fmt: skip
+)
+
+
+def section_keyword(word: str) -> bool:
+    """Whether ptxas refuses the dotted ``word`` as a label in section data."""
+    if word in _SECTION_NON_KEYWORDS:
+        return False
+    if _SELECTOR_WORD.fullmatch(word) and word not in (".b16", ".b32", ".b64", ".b1024"):
+        return False
+    from ptxopt.ptx.validate import KNOWN_MODIFIERS
+
+    return word in KNOWN_MODIFIERS or word in _DIRECTIVE_WORDS
+
+
 class Parser:
     def __init__(self, text: str, filename: str = "<input>") -> None:
         self.text = text
@@ -549,11 +603,7 @@ class Parser:
             if imm.kind != "int" or width < 32 and not -(1 << (width - 1)) <= v32 < (1 << width):
                 raise self.error(f"value out of range for .b{width}: {text}", off)
             return
-        if (
-            width < 32
-            or (kind != ID or "." in text)
-            and (kind != DIR or not text.startswith(".debug"))
-        ):
+        if width < 32 or (kind != ID or "." in text) and (kind != DIR or section_keyword(text)):
             raise self.error(f"expected a section value, found {self.describe((kind, text, off))}")
         while self.peek()[1] in ("+", "-") and self.peek()[0] == PUNCT:
             self.i += 1
