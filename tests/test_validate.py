@@ -202,6 +202,15 @@ REJECTED: list[tuple[str, str, str]] = [
     # video selectors and negated registers belong to the video instructions
     ("selector-outside-video", kernel("add.u32 %r1, %r2.b0, 1;"), "selector .b0 is only allowed"),
     ("negation-outside-video", kernel("add.u32 %r1, -%r2, 1;"), "negated register is only"),
+    # state spaces at module scope and initializers
+    ("module-param", HEAD + ".param .u32 pp;\n.visible .entry k()\n{\nret;\n}\n",
+     "a .param variable at module scope"),
+    ("module-local", HEAD + ".local .u32 l;\n.visible .entry k()\n{\nret;\n}\n",
+     "a .local variable at module scope"),
+    ("shared-initializer", HEAD + ".shared .u32 s = 1;\n.visible .entry k()\n{\nret;\n}\n",
+     "no initial value"),
+    ("param-list-initializer", kernel(".param .u64 x, y = 5;"), "no initial value"),
+    ("local-list-duplicate", kernel(".local .u32 q, q;"), "duplicate definition"),
     # a ptxas keyword where a section label goes
     ("section-keyword-modifier", section_label(".lo"), "expected a section value"),
     ("section-keyword-space", section_label(".global"), "expected a section value"),
@@ -378,6 +387,18 @@ ACCEPTED: list[tuple[str, str]] = [
     (
         "video-selectors",
         kernel("vadd.u32.u32.u32 %r1, %r2.b0, %r3.h1; vmad.u32.u32.u32 %r1, -%r2, %r3, %r4;"),
+    ),
+    (
+        "variable-lists",
+        HEAD + ".global .u32 ga, gb = 2;\n.const .align 8 .u64 ca, cb[2] = {1, 2};\n"
+        ".visible .entry k()\n{\n.local .align 4 .b8 la[4], lb[8];\n.shared .u32 sa, sb;\n"
+        ".param .u64 pa, ret;\n}\n",
+    ),
+    (
+        "declaration-ends-at-variable",
+        HEAD + ".func (.reg .b32 rv) f(.reg .b32 a)\n.global .u32 g;\n"
+        ".func (.reg .b32 rv) f(.reg .b32 a)\n{\nmov.b32 rv, a;\nret;\n}\n"
+        ".visible .entry k()\n{\nret;\n}\n",
     ),
     (
         "section-dotted-labels",

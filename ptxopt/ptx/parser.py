@@ -264,6 +264,9 @@ def range_lookup(ranges: dict[str, tuple[int, str]], name: str) -> str | None:
     return None
 
 
+# what may follow a function declaration that lacks its ';' (measured: a variable,
+# a .file or .section line, another function, or the end of the file)
+_DECLARATION_ENDS = _LINKAGE | _SPACES | {".func", ".entry", ".file", ".section"}
 # Words ptxas's lexer does not take as keywords although the ISA names them: in a
 # section they are labels like ``.debug_abbrev`` (measured on every modifier and
 # directive ptxopt knows; the video selectors ``.b0``..``.h33`` too).
@@ -333,6 +336,7 @@ class Parser:
         self.is_branch = False
         self.sreg_in_vector = False  # a special register inside {...}: see sreg_writes
         self.sel_seen = False  # a video selector or negation in the current instruction
+        self.more_vars: list[VarDecl] = []  # the rest of a list declaration (a, b, c)
 
     # -- token helpers -----------------------------------------------------
 
@@ -509,6 +513,9 @@ class Parser:
                 items.append(self.parse_section())
             else:
                 items.append(self.parse_declaration())
+                if self.more_vars:
+                    items.extend(self.more_vars)
+                    self.more_vars.clear()
         return Module(items, self.filename)
 
     def parse_header_directive(self) -> Directive:
@@ -668,30 +675,37 @@ class Parser:
         if vtype and self.peek()[1] == ";" and self.peek()[0] == PUNCT:
             self.i += 1
             return None
-        name_tok = self.expect_kind(ID, "a variable name")
-        dims = self.parse_dims()
-        init: str | None = None
-        if self.accept("="):
-            i0 = self.i
-            self.initializer()
-            # canonical spacing; WARP_SZ by its value (every reader of the text knows 32)
-            init = _INIT_SPACE.sub(r"\1", self.raw(i0, self.i))
-            init = _WARP_SZ.sub("32", init)
-            self.expect(";")
-        else:
-            self.expect(";")
-        return VarDecl(
-            space,
-            vtype,
-            name_tok[1],
-            linkage,
-            align,
-            vector,
-            dims,
-            init,
-            tuple(attrs),
-            self.span(start),
-        )
+        decls: list[VarDecl] = []
+        while True:  # one name, or a list of them sharing the space and type
+            name_tok = self.expect_kind(ID, "a variable name")
+            dims = self.parse_dims()
+            init: str | None = None
+            if self.accept("="):
+                i0 = self.i
+                self.initializer()
+                # canonical spacing; WARP_SZ by its value (every reader knows 32)
+                init = _INIT_SPACE.sub(r"\1", self.raw(i0, self.i))
+                init = _WARP_SZ.sub("32", init)
+            span = self.span(start if not decls else name_tok[2])
+            decls.append(
+                VarDecl(
+                    space,
+                    vtype,
+                    name_tok[1],
+                    linkage,
+                    align,
+                    vector,
+                    dims,
+                    init,
+                    tuple(attrs),
+                    span,
+                )  # fmt: skip
+            )
+            if not self.accept(","):
+                break
+        self.expect(";")
+        self.more_vars.extend(decls[1:])  # the caller takes them after the first
+        return decls[0]
 
     def initializer(self) -> None:
         """``{ item, ... }`` (nested) or one item; an item is a constant expression,
@@ -829,8 +843,8 @@ class Parser:
                 if text in _SIZED_DIRECTIVES and self.i == i0 + 1:
                     raise self.error(f"'{text}' needs a number", off)
                 directives.append(self.raw(i0, self.i))
-            elif text in (".func", ".entry") or text in _LINKAGE:
-                break  # the next declaration: this one ended without ';'
+            elif text in _DECLARATION_ENDS:
+                break  # the next module item: this declaration ended without ';'
             else:
                 raise self.error(f"unexpected {text!r} in the signature of '{name_tok[1]}'")
         fn = Function(
@@ -847,8 +861,8 @@ class Parser:
         if self.accept(";"):
             return fn
         nxt = self.peek()
-        if nxt[0] == DIR and (nxt[1] in (".func", ".entry") or nxt[1] in _LINKAGE):
-            return fn  # ptxas ends a declaration without ';' at the next one
+        if nxt[0] == EOF or nxt[0] == DIR and nxt[1] in _DECLARATION_ENDS:
+            return fn  # ptxas ends a declaration without ';' at the next module item
         self.reg_cache = {}
         for p in params + rets:
             if p.space == ".reg":
@@ -912,6 +926,9 @@ class Parser:
                 st = self.parse_body_directive()
                 if st is not None:
                     append(st)
+                    if self.more_vars:
+                        body.extend(self.more_vars)
+                        self.more_vars.clear()
             elif kind == EOF:
                 raise self.error("expected '}', found end of file (unterminated body)", off)
             else:

@@ -406,6 +406,10 @@ class Validator:
             if isinstance(it, VarDecl):
                 if it.name in self.symbols:
                     raise self.error(it.span, f"duplicate definition of '{it.name}'")
+                if it.space in _PARAM or it.space == ".local":
+                    # measured: "Parameter variables may not be declared at module
+                    # scope"; .local there is refused under the ABI (ptxas's default)
+                    raise self.error(it.span, f"a {it.space} variable at module scope")
                 self.variable(it)
                 self.symbols[it.name] = it.space
             elif isinstance(it, Function):
@@ -484,6 +488,10 @@ class Validator:
         integer variable."""
         if v.init is None:
             return
+        if v.space not in (".global", ".const"):
+            # measured for .param, .local, .shared and .reg: "No initial value is
+            # allowed for 'y' in this state space"
+            raise self.error(v.span, f"no initial value is allowed for '{v.name}' in {v.space}")
         for lit in _LITERAL.findall(v.init):
             try:
                 imm = parse_number(lit)
