@@ -306,7 +306,7 @@ _DIRECTIVE_WORDS = (
             ".samplerref",
             ".surfref",
         }
-    )  # fmt: skip
+    )
 )
 
 
