@@ -13,6 +13,7 @@ from ptxopt.ir.cssa import CssaOptions, destructor_for
 from ptxopt.ir.dump import dump_module
 from ptxopt.ir.lift import lift_module
 from ptxopt.ir.lower import print_ir_module
+from ptxopt.ir.out_of_ssa import keep_names
 from ptxopt.ir.verify import verify_function
 from ptxopt.phases import Step
 from ptxopt.pipeline import PipelineReport, run_pipeline
@@ -116,6 +117,10 @@ def _optimize(
         dump=dump,
     )
     t4 = time.perf_counter()
-    out = print_ir_module(mod, destructor_for(mod, CssaOptions.from_knobs(knobs, dump)))
+    if passes or knobs:
+        destructor = destructor_for(mod, CssaOptions.from_knobs(knobs, dump))
+    else:  # the IR is as lifted: its registers' own names are a valid assignment
+        destructor = keep_names
+    out = print_ir_module(mod, destructor)
     report.add_time("lower (out of SSA + print)", time.perf_counter() - t4)
     return OptResult(out, mod, report)
