@@ -63,7 +63,7 @@ from ptxopt.ptx.lexer import (
     tokenize,
 )
 from ptxopt.ptx.opcodes import is_special_register
-from ptxopt.ptx.types import is_type
+from ptxopt.ptx.types import bit_width, is_type
 
 # opcode spelling -> (head, modifiers); shared by all parses (a bounded vocabulary)
 _OPCODES: dict[str, tuple[str, tuple[str, ...]]] = {}
@@ -264,6 +264,8 @@ def range_lookup(ranges: dict[str, tuple[int, str]], name: str) -> str | None:
     return None
 
 
+# instructions whose address operand may name an array element (g[4])
+_ELEMENT_ADDRESS_OPS = frozenset({"ld", "ldu", "st", "atom", "red", "prefetch", "prefetchu"})
 # what may follow a function declaration that lacks its ';' (measured: a variable,
 # a .file or .section line, another function, or the end of the file)
 _DECLARATION_ENDS = _LINKAGE | _SPACES | {".func", ".entry", ".file", ".section"}
@@ -337,6 +339,8 @@ class Parser:
         self.sreg_in_vector = False  # a special register inside {...}: see sreg_writes
         self.sel_seen = False  # a video selector or negation in the current instruction
         self.more_vars: list[VarDecl] = []  # the rest of a list declaration (a, b, c)
+        self.is_memory = False  # the current instruction takes an element address g[4]
+        self.elem_size: dict[str, int] = {}  # variable -> bytes of one element
 
     # -- token helpers -----------------------------------------------------
 
@@ -687,6 +691,9 @@ class Parser:
                 init = _INIT_SPACE.sub(r"\1", self.raw(i0, self.i))
                 init = _WARP_SZ.sub("32", init)
             span = self.span(start if not decls else name_tok[2])
+            if vtype and vtype != ".pred":
+                # measured: w[1] of a .v2 .u32 array is at w+4, the scalar type's size
+                self.elem_size[name_tok[1]] = max(bit_width(vtype) // 8, 1)
             decls.append(
                 VarDecl(
                     space,
@@ -1108,6 +1115,7 @@ class Parser:
             mods = (*mods, *extra)
         self.is_call = opcode == "call"
         self.is_branch = opcode in ("bra", "call")
+        self.is_memory = opcode in _ELEMENT_ADDRESS_OPS
         self.sel_seen = False
         operands: list[Operand] = []
         toks = self.toks
@@ -1207,6 +1215,13 @@ class Parser:
                 self.i += 1
                 value = self.const_int("offset") * (1 if nxt[1] == "+" else -1)
                 return Expr(f"{text}+{value}" if value >= 0 else f"{text}{value}")
+            if nxt[0] == PUNCT and nxt[1] == "[" and self.is_memory and text in self.elem_size:
+                # measured: ld.global.u32 %r1, g[4] reads g's element 4 ([g+16] for a
+                # .u32 array); the index is a constant
+                self.i += 1
+                index = self.const_int("index")
+                self.expect("]")
+                return Addr(Sym(text), index * self.elem_size[text])
             if nxt[0] == PUNCT and nxt[1] == "(" and not self.is_call:
                 # generic(sym) and similar address operators
                 i0 = self.i - 1
