@@ -691,6 +691,23 @@ class Validator:
             return
         self.operands(ins, form, scope)
 
+    def slot_value(
+        self, ins: Instr, op: Operand, ty: str, scope: _Scope, c: str, relaxed: bool
+    ) -> None:
+        """The operand of a slot typed by the instruction's own type: ``d``/``D`` a
+        destination, ``s``/``S`` a source (``r`` neither: a read-write operand)."""
+        source = c in "sS"
+        self.value(
+            ins,
+            op,
+            ty,
+            scope,
+            relaxed=relaxed,
+            imm_ok=source,
+            dest=c in "dD",
+            func_ok=source and self.function_value_ok(ins),
+        )
+
     def function_value_ok(self, ins: Instr) -> bool:
         """Whether ptxas takes a function's name in the slots of ``ins`` typed by its
         own type (see :data:`_FUNCTION_VALUE_REFUSED`)."""
@@ -904,16 +921,7 @@ class Validator:
         if c in "dsr":
             slot = int(code[1:]) if len(code) > 1 else 0
             ty = types[slot] if slot < len(types) else ""
-            self.value(
-                ins,
-                op,
-                ty,
-                scope,
-                relaxed=False,
-                imm_ok=c == "s",
-                dest=c == "d",
-                func_ok=c == "s" and self.function_value_ok(ins),
-            )
+            self.slot_value(ins, op, ty, scope, c, relaxed=False)
             return
         if c in "DS":
             slot = int(code[1:]) if len(code) > 1 else 0
@@ -928,16 +936,7 @@ class Validator:
                     # and allows special registers there
                     self.registers_declared(e, scope, ins)
                 return
-            self.value(
-                ins,
-                op,
-                ty,
-                scope,
-                relaxed=True,
-                imm_ok=c == "S",
-                dest=c == "D",
-                func_ok=c == "S" and self.function_value_ok(ins),
-            )
+            self.slot_value(ins, op, ty, scope, c, relaxed=True)
             return
         if code == "pp":
             if type(op) is Pair:
