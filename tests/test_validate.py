@@ -215,6 +215,13 @@ REJECTED: list[tuple[str, str, str]] = [
     ("section-keyword-modifier", section_label(".lo"), "expected a section value"),
     ("section-keyword-space", section_label(".global"), "expected a section value"),
     ("section-keyword-type", section_label(".b1024"), "expected a section value"),
+    # .target lines: in a row right after .version, nowhere else
+    ("target-after-header", HEAD + ".target sm_90\n.visible .entry k()\n{\nret;\n}\n",
+     ".target after the module header"),
+    ("target-after-file", HEAD.replace("sm_90\n", 'sm_90\n.file 1 "a.cu"\n.target sm_90\n')
+     + ".visible .entry k()\n{\nret;\n}\n", ".target after the module header"),
+    ("last-target-wins", ".version 9.0\n.target sm_90a\n.target sm_80\n.address_size 64\n"
+     ".visible .entry k()\n{\nsetmaxnreg.inc.sync.aligned.u32 64;\nret;\n}\n", "requires"),
     # header words run together: only a directive after the version or a target
     ("version-dot-word", HEAD.replace("9.0\n", "9.0.t\n") + ".visible .entry k()\n{\nret;\n}\n",
      "unexpected '.t'"),
@@ -398,6 +405,11 @@ ACCEPTED: list[tuple[str, str]] = [
         "declaration-ends-at-variable",
         HEAD + ".func (.reg .b32 rv) f(.reg .b32 a)\n.global .u32 g;\n"
         ".func (.reg .b32 rv) f(.reg .b32 a)\n{\nmov.b32 rv, a;\nret;\n}\n"
+        ".visible .entry k()\n{\nret;\n}\n",
+    ),
+    (
+        "target-lines-add-up",
+        ".version 9.0\n.target sm_80\n.target sm_80, texmode_independent\n.address_size 64\n"
         ".visible .entry k()\n{\nret;\n}\n",
     ),
     (

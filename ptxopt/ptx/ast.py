@@ -389,16 +389,21 @@ class Module:
 
     @property
     def target(self) -> list[str]:
-        """The ``.target`` entries, e.g. ``["sm_90a"]`` or ``["sm_75", "debug"]``."""
-        d = self._directive(".target")
-        if d is None:
-            return []
-        rest = d.text.split(None, 1)[1] if len(d.text.split(None, 1)) > 1 else ""
-        return [t.strip() for t in rest.split(",") if t.strip()]
+        """The ``.target`` entries, e.g. ``["sm_90a"]`` or ``["sm_75", "debug"]``; of
+        several ``.target`` lines in a row, all their entries in order."""
+        out: list[str] = []
+        for it in self.items:
+            if isinstance(it, Directive) and it.name == ".target":
+                rest = it.text.split(None, 1)[1] if len(it.text.split(None, 1)) > 1 else ""
+                out += [t.strip() for t in rest.split(",") if t.strip()]
+        return out
 
     @property
     def arch(self) -> str | None:
-        for t in self.target:
+        """The architecture: the last one the ``.target`` entries name (measured:
+        ptxas compiles ``.target sm_90, sm_80`` and ``.target sm_90`` followed by
+        ``.target sm_80`` for sm_80)."""
+        for t in reversed(self.target):
             if t.startswith("sm_") or t.startswith("compute_"):
                 return t
         return None

@@ -446,23 +446,35 @@ class Validator:
         ):
             # measured: not even a .file may come between them
             raise self.error(ver.span, "missing .target directive after .version")
-        tgt = heads[1]
-        names = [t.strip() for t in tgt.text.split(None, 1)[1].split(",")]
-        arch = names[0]
-        lead = re.match(r"sm_\d+", arch)
-        if arch not in _TARGET_MIN_VERSION and lead and lead.group() in _TARGET_MIN_VERSION:
-            arch = lead.group()  # ptxas reads sm_75foo as sm_75 (measured)
-        if arch not in _TARGET_MIN_VERSION:
-            raise self.error(tgt.span, f"unsupported .target '{arch}'")
-        for opt in names[1:]:
-            if opt not in _TARGET_OPTIONS:
-                raise self.error(tgt.span, f"unsupported .target option '{opt}'")
-        if (major, minor) < _TARGET_MIN_VERSION[arch]:
-            raise self.error(tgt.span, f"PTX .version {major}.{minor} does not support {arch}")
+        # .target lines in a row add up; the last architecture named is the one
+        # (measured: ".target sm_90, sm_80" and two lines sm_90 / sm_80 are sm_80)
+        n_targets = 1
+        while n_targets + 1 < len(items):
+            nxt = items[n_targets + 1]
+            if not isinstance(nxt, Directive) or nxt.name != ".target":
+                break
+            n_targets += 1
+        arch = ""
+        for tgt in items[1 : n_targets + 1]:
+            assert isinstance(tgt, Directive)
+            names = [t.strip() for t in tgt.text.split(None, 1)[1].split(",")]
+            for k, name in enumerate(names):
+                lead = re.match(r"sm_\d+", name)
+                if name not in _TARGET_MIN_VERSION and lead and lead.group() in _TARGET_MIN_VERSION:
+                    name = lead.group()  # ptxas reads sm_75foo as sm_75 (measured)
+                if name in _TARGET_MIN_VERSION:
+                    arch = name
+                    if (major, minor) < _TARGET_MIN_VERSION[arch]:
+                        raise self.error(
+                            tgt.span, f"PTX .version {major}.{minor} does not support {arch}"
+                        )
+                elif k == 0 and not arch or name not in _TARGET_OPTIONS:
+                    what = "" if k == 0 and not arch else "option "
+                    raise self.error(tgt.span, f"unsupported .target {what}'{name}'")
         self.arch = _sm(arch)
         for k, it in enumerate(items):
             if isinstance(it, Directive) and it.name == ".address_size":
-                if k != 2:
+                if k != n_targets + 1:
                     raise self.error(it.span, ".address_size must follow .target")
                 if it.text.split()[1] not in ("32", "64"):
                     raise self.error(it.span, "address size must be 32 or 64")
@@ -471,6 +483,8 @@ class Validator:
                     raise self.error(it.span, "32-bit addressing is not supported by ptxas 13")
             if isinstance(it, Directive) and it.name == ".version" and it is not ver:
                 raise self.error(it.span, "duplicate .version directive")
+            if isinstance(it, Directive) and it.name == ".target" and k > n_targets:
+                raise self.error(it.span, ".target after the module header")
 
     def variable(self, v: VarDecl) -> None:
         if v.type not in _STORAGE_TYPES or v.type == ".pred" and v.space != ".reg":
