@@ -691,7 +691,7 @@ class Parser:
                 init = _INIT_SPACE.sub(r"\1", self.raw(i0, self.i))
                 init = _WARP_SZ.sub("32", init)
             span = self.span(start if not decls else name_tok[2])
-            if vtype and vtype != ".pred":
+            if is_type(vtype) and vtype != ".pred":
                 # measured: w[1] of a .v2 .u32 array is at w+4, the scalar type's size
                 self.elem_size[name_tok[1]] = max(bit_width(vtype) // 8, 1)
             decls.append(
