@@ -320,3 +320,19 @@ def test_bit_typed_load_and_store_with_a_wider_float_register(tmp_path: Path) ->
         launch(text, "k", 1, 1, [buf])
         assert [int(x) for x in buf[4:]] == [0xABCD, 0x3C00, 0x12345678, 0]
     ptxas_check(out, "sm_90", tmp_path)
+
+
+def test_0d_literal_in_a_bit_operation_is_its_bit_pattern() -> None:
+    # measured on sm_80: and.b64 with 0d3ff0000000000000 is LOP3 ... 0x3ff00000 on the
+    # high word, and -0d3ff0... (which ptxas takes) is -1.0: 0xbff00000; 1.0 as an
+    # integer (1) was used before
+    out = run(
+        """
+        mov.b64 %rd2, -1;
+        and.b64 %rd3, %rd2, 0d3ff0000000000000;
+        st.global.u64 [%rd1], %rd3;
+        and.b64 %rd4, %rd2, -0d3ff0000000000000;
+        st.global.u64 [%rd1+8], %rd4;
+        """
+    )
+    assert out.tolist() == [0, 0x3FF00000, 0, 0xBFF00000]

@@ -215,6 +215,10 @@ REJECTED: list[tuple[str, str, str]] = [
     ("section-keyword-modifier", section_label(".lo"), "expected a section value"),
     ("section-keyword-space", section_label(".global"), "expected a section value"),
     ("section-keyword-type", section_label(".b1024"), "expected a section value"),
+    # a 0d literal is a double in an expression, a 0f literal is in none; no mixing
+    ("negated-0f", kernel("mov.f32 %f1, -0f3f800000;"), "cannot be part of an expression"),
+    ("0d-plus-int", kernel("mov.f64 %fd1, -0d3ff0000000000000+1;"), "mixes an integer"),
+    ("float-plus-int", kernel("mov.f64 %fd1, 1.5+1;"), "mixes an integer"),
     # .target lines: in a row right after .version, nowhere else
     ("target-after-header", HEAD + ".target sm_90\n.visible .entry k()\n{\nret;\n}\n",
      ".target after the module header"),
@@ -406,6 +410,13 @@ ACCEPTED: list[tuple[str, str]] = [
         HEAD + ".func (.reg .b32 rv) f(.reg .b32 a)\n.global .u32 g;\n"
         ".func (.reg .b32 rv) f(.reg .b32 a)\n{\nmov.b32 rv, a;\nret;\n}\n"
         ".visible .entry k()\n{\nret;\n}\n",
+    ),
+    (
+        "negated-0d",
+        kernel(
+            "mov.f64 %fd1, -0d3ff0000000000000; and.b64 %rd1, %rd2, -0d3ff0000000000000;"
+            " mov.f64 %fd2, --0d3ff0000000000000; mov.f64 %fd3, (0d3ff0000000000000)*2.0;"
+        ),
     ),
     (
         "target-lines-add-up",

@@ -173,7 +173,9 @@ class ExprParser:
             self.i += 1
             return v
         if kind == NUM:
-            if text[:2] in ("0f", "0F", "0d", "0D"):
+            # measured: a 0d literal is a double in an expression (-0d3ff0..., (0d...),
+            # 0d...*2.0); a 0f literal is not (-0f3f800000 is a syntax error)
+            if text[:2] in ("0f", "0F"):
                 raise ExprError(self.i, f"'{text}' cannot be part of an expression")
             self.i += 1
             try:
@@ -189,7 +191,10 @@ class ExprParser:
         raise ExprError(self.i, "expected a constant")
 
     def apply(self, op: str, a: Const, b: Const, at: int) -> Const:
-        if a.is_float or b.is_float:
+        if a.is_float != b.is_float:
+            # measured: 1.5+1, 1+1.5 and 1.5 > 1 are "Constant expression type mismatch"
+            raise ExprError(at, f"operator '{op}' mixes an integer and a floating-point value")
+        if a.is_float:
             if op not in _FLOAT_OPS:
                 raise ExprError(at, f"operator '{op}' needs integer operands")
             x, y = float(a.value), float(b.value)

@@ -401,7 +401,7 @@ class Parser:
         if tok[0] == NUM and (nxt[0] != PUNCT or nxt[1] in ",;)]}>:"):
             self.i += 1
             return self.literal(tok)
-        if tok[0] == NUM and tok[1][:2] in _BITS_FLOAT:
+        if tok[0] == NUM and tok[1][:2] in ("0f", "0F"):
             raise self.error(f"'{tok[1]}' cannot be part of an expression", tok[2])
         ep = ExprParser(self.toks, start, parse_number)
         try:
