@@ -171,3 +171,12 @@ def test_bar_all_sync_is_bar_sync() -> None:
     launch(text, "k", grid=1, block=64, args=[mem[0]])
     launch(out, "k", grid=1, block=64, args=[mem[1]])
     assert mem[0][0] == 8 and mem[0].tobytes() == mem[1].tobytes()
+
+
+def test_initializer_expressions_give_one_value_each() -> None:
+    text = read(TESTS / "ptx" / "regressions" / "initializer_expressions.ptx")
+    out = np.zeros(4, np.uint32)
+    launch(text, "k", grid=1, block=1, args=[out])
+    assert out.tolist() == [3, 0, 16, 32]
+    printed = optimize(text, "i.ptx", []).text
+    assert "table[6] = {3, 0, 16, -1, -3, 32};" in printed

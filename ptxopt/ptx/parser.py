@@ -12,6 +12,7 @@ reported where it occurs.
 from __future__ import annotations
 
 import functools
+import math
 import re
 import struct
 import sys
@@ -341,6 +342,8 @@ class Parser:
         self.more_vars: list[VarDecl] = []  # the rest of a list declaration (a, b, c)
         self.is_memory = False  # the current instruction takes an element address g[4]
         self.elem_size: dict[str, int] = {}  # variable -> bytes of one element
+        # (first token, end token, value) of each constant expression in an initializer
+        self.init_values: list[tuple[int, int, str]] = []
 
     # -- token helpers -----------------------------------------------------
 
@@ -392,13 +395,14 @@ class Parser:
         except ValueError as e:
             raise self.error(str(e), tok[2]) from None
 
-    def const(self) -> Imm:
+    def const(self, ends: str = ",;)]}>:") -> Imm:
         """A constant expression at the current token (a single literal keeps its
-        spelling; anything else is printed as its value)."""
+        spelling; anything else is printed as its value).  ``ends``: the punctuation
+        that ends a lone literal (in an initializer ``2 > 3`` is a comparison)."""
         start = self.i
         tok = self.toks[start]
         nxt = self.toks[start + 1]
-        if tok[0] == NUM and (nxt[0] != PUNCT or nxt[1] in ",;)]}>:"):
+        if tok[0] == NUM and (nxt[0] != PUNCT or nxt[1] in ends):
             self.i += 1
             return self.literal(tok)
         if tok[0] == NUM and tok[1][:2] in ("0f", "0F"):
@@ -686,9 +690,10 @@ class Parser:
             init: str | None = None
             if self.accept("="):
                 i0 = self.i
+                self.init_values = []
                 self.initializer()
                 # canonical spacing; WARP_SZ by its value (every reader knows 32)
-                init = _INIT_SPACE.sub(r"\1", self.raw(i0, self.i))
+                init = _INIT_SPACE.sub(r"\1", self.init_text(i0, self.i))
                 init = _WARP_SZ.sub("32", init)
             span = self.span(start if not decls else name_tok[2])
             if is_type(vtype) and vtype != ".pred":
@@ -713,6 +718,20 @@ class Parser:
         self.expect(";")
         self.more_vars.extend(decls[1:])  # the caller takes them after the first
         return decls[0]
+
+    def init_text(self, i0: int, i1: int) -> str:
+        """The initializer's text (tokens ``i0`` .. ``i1 - 1``) with each constant
+        expression item replaced by its value."""
+        pieces: list[str] = []
+        pos = i0
+        for start, end, value in self.init_values:
+            if start > pos:
+                pieces.append(self.raw(pos, start))
+            pieces.append(value)
+            pos = end
+        if pos < i1:
+            pieces.append(self.raw(pos, i1))
+        return " ".join(pieces).replace(" ,", ",")
 
     def initializer(self) -> None:
         """``{ item, ... }`` (nested) or one item; an item is a constant expression,
@@ -745,7 +764,20 @@ class Parser:
                 self.i += 1
                 self.const_int("offset")
             return
-        self.const()
+        i0 = self.i
+        imm = self.const(ends=",;)]}:")  # measured: {1, 2> 3} is {1, 0}
+        signed = self.i == i0 + 2 and self.toks[i0][1] in "+-" and self.toks[i0][0] == PUNCT
+        if self.i > i0 + 1 and not signed:
+            # an expression: the initializer keeps its value, so every reader of the
+            # text (the interpreter, the uniform passes) sees one number per item
+            v = imm.value
+            if isinstance(v, float):
+                if not math.isfinite(v):
+                    raise self.error("floating-point overflow in an initializer", self.toks[i0][2])
+                text = repr(v)
+            else:
+                text = str(v)
+            self.init_values.append((i0, self.i, text))
 
     def parse_dims(self) -> list[int | None]:
         dims: list[int | None] = []
