@@ -219,6 +219,7 @@ REJECTED: list[tuple[str, str, str]] = [
     ("negated-0f", kernel("mov.f32 %f1, -0f3f800000;"), "cannot be part of an expression"),
     ("0d-plus-int", kernel("mov.f64 %fd1, -0d3ff0000000000000+1;"), "mixes an integer"),
     ("float-plus-int", kernel("mov.f64 %fd1, 1.5+1;"), "mixes an integer"),
+    ("number-then-name", kernel("mov.u32 %r1, 5$x;"), "expected ',' or ';'"),
     # .target lines: in a row right after .version, nowhere else
     ("target-after-header", HEAD + ".target sm_90\n.visible .entry k()\n{\nret;\n}\n",
      ".target after the module header"),
@@ -417,6 +418,11 @@ ACCEPTED: list[tuple[str, str]] = [
             "mov.f64 %fd1, -0d3ff0000000000000; and.b64 %rd1, %rd2, -0d3ff0000000000000;"
             " mov.f64 %fd2, --0d3ff0000000000000; mov.f64 %fd3, (0d3ff0000000000000)*2.0;"
         ),
+    ),
+    (
+        "section-label-after-number",
+        HEAD + ".visible .entry k()\n{\nret;\n}\n.section .debug_abbrev\n{\n.b8 1\n}\n"
+        ".section .debug_info\n{\n.b32 10\n.b8 2, 0$L__s:\n.b8 3\n}\n",
     ),
     (
         "target-lines-add-up",

@@ -19,7 +19,8 @@ The lexical grammar is the PTX ISA's (section "Syntax"), narrowed to what ptxas
 * integers are decimal, octal (``017``), hex (``0x1F``) or binary (``0b101``) with an
   optional ``U``; floats are decimal (``1.5``, ``.5``, ``1.``, ``1e5``) or exact bit
   patterns (``0f3f800000``, ``0d3ff0000000000000``).  A number running into a
-  letter, digit or dot (``08``, ``1.5U``, ``0f3f80``) is malformed;
+  letter, digit or dot (``08``, ``1.5U``, ``0f3f80``) is malformed; a ``$`` ends it
+  (``.b8 0$L__info_string1:`` is a number and a label, as in ptxas);
 * a ``# <line> "file"`` line marker (C preprocessor output) is skipped;
 * after ``.version``, a directive may follow the number without a space
   (``.version 8.0.target sm_80``).
@@ -51,13 +52,13 @@ _TOKEN_RE = re.compile(
       ((?:0[fF][0-9a-fA-F]{8}|0[dD][0-9a-fA-F]{16}
         |0[xX][0-9a-fA-F]+U?|0[bB][01]+U?
         |(?:[0-9]+\.[0-9]*|\.[0-9]+)(?:[eE][+-]?[0-9]+)?|[0-9]+[eE][+-]?[0-9]+
-        |0[0-7]*U?|[1-9][0-9]*U?)(?![\w$.]))
+        |0[0-7]*U?|[1-9][0-9]*U?)(?![\w.]))
     | ((?:[A-Za-z][\w$]*|[_$%][\w$]+)(?:\.[\w$:]+)*|_)
     | ([{}()\[\];,:+\-!|@<>=*/~&^%?\\])
     | (\.[A-Za-z_][\w$:]*)
     | ("(?:[^"\\\n]|\\.)*")
     | (\Z)
-    | ([0-9][\w$.]*|\.[0-9][\w$.]*)
+    | ([0-9][\w.]*|\.[0-9][\w.]*)
     | (/\*|.)
     )
     """,
