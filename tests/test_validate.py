@@ -220,6 +220,21 @@ REJECTED: list[tuple[str, str, str]] = [
     ("0d-plus-int", kernel("mov.f64 %fd1, -0d3ff0000000000000+1;"), "mixes an integer"),
     ("float-plus-int", kernel("mov.f64 %fd1, 1.5+1;"), "mixes an integer"),
     ("number-then-name", kernel("mov.u32 %r1, 5$x;"), "expected ',' or ';'"),
+    # declarations ptxas refuses
+    ("ptr-align", HEAD + ".visible .entry k(.param .u64 .ptr .global .align 12 p)\n{\nret;\n}\n",
+     "alignment 12 is not a power of two"),
+    ("unsized-array", HEAD + ".shared .align 16 .b8 smem[];\n.visible .entry k()\n{\nret;\n}\n",
+     "incomplete type"),
+    ("empty-array", kernel(".local .align 8 .b8 depot[0];"), "incomplete type"),
+    ("initializer-unknown-symbol", HEAD + ".global .u32 t[2] = {1, WRP_SZ};\n"
+     ".visible .entry k()\n{\nret;\n}\n", "unknown symbol 'WRP_SZ'"),
+    ("section-label-twice", section_label(".debug_abbrev").replace(".b8 2\n", "$L__a:\n$L__a:\n"),
+     "duplicate definition of label"),
+    ("function-name-unresolved", section_label(".debug_abbrev").replace(
+        "ret;", ".loc 1 2 3\n.loc 1 4 5, function_name $L__nowhere, inlined_at 1 2 3\nret;"
+     ).replace(".visible", '.file 1 "a.cu"\n.visible'), "function_name '$L__nowhere'"),
+    ("absolute-cp-async", kernel("cp.async.cg.shared.global [0], [%rd1], 16;"),
+     "an absolute address needs .local"),
     # .target lines: in a row right after .version, nowhere else
     ("target-after-header", HEAD + ".target sm_90\n.visible .entry k()\n{\nret;\n}\n",
      ".target after the module header"),
@@ -423,6 +438,11 @@ ACCEPTED: list[tuple[str, str]] = [
         "section-label-after-number",
         HEAD + ".visible .entry k()\n{\nret;\n}\n.section .debug_abbrev\n{\n.b8 1\n}\n"
         ".section .debug_info\n{\n.b32 10\n.b8 2, 0$L__s:\n.b8 3\n}\n",
+    ),
+    (
+        "sized-by-initializer-or-extern",
+        HEAD + ".extern .shared .align 16 .b8 smem[];\n.global .u32 t[] = {1, 2};\n"
+        ".global .u64 p = generic(t);\n.visible .entry k()\n{\nret;\n}\n",
     ),
     (
         "target-lines-add-up",

@@ -422,8 +422,16 @@ class Validator:
                 for p in it.params + it.rets:
                     self.parameter(p)
             elif isinstance(it, Directive) and it.name == ".section":
-                for label in re.findall(r"^\s*([\w$]+):", it.text, re.M):
+                for label in _SECTION_LABEL.findall(it.text):
+                    if label in self.symbols:
+                        raise self.error(it.span, f"duplicate definition of label '{label}'")
                     self.symbols[label] = "label"
+        for it in mod.items:
+            if isinstance(it, VarDecl) and it.init is not None:
+                for name in _INIT_SYMBOL.findall(it.init):
+                    if name not in ("generic", "WARP_SZ") and name not in self.symbols:
+                        # measured: "Invalid initial value symbol 'WRP_SZ'"
+                        raise self.error(it.span, f"unknown symbol '{name}' in an initializer")
         for it in mod.items:
             if isinstance(it, Function) and it.body is not None:
                 self.function(it)
@@ -495,6 +503,9 @@ class Validator:
             raise self.error(v.span, f"alignment {v.align} is not a power of two")
         if v.vector and bit_width(v.type) * int(v.vector[2:]) > 128:
             raise self.error(v.span, "a vector of more than 128 bits")
+        if ".extern" not in v.linkage and (0 in v.dims or None in v.dims and v.init is None):
+            # measured: "Non-external variable 'x' has incomplete type" (x[], x[0])
+            raise self.error(v.span, f"'{v.name}' has an incomplete type")
         self.initializer(v)
 
     def initializer(self, v: VarDecl) -> None:
@@ -531,6 +542,11 @@ class Validator:
             raise self.error(p.span, f"'{p.name}' is not a parameter name")
         if p.align is not None and (p.align <= 0 or p.align & (p.align - 1)):
             raise self.error(p.span, f"alignment {p.align} is not a power of two")
+        for a in p.attrs:  # .ptr .global .align N: the pointee's alignment
+            if a.startswith(".align"):
+                n = int(a.split()[1], 0)
+                if n <= 0 or n & (n - 1):
+                    raise self.error(p.span, f"alignment {n} is not a power of two")
 
     # -- functions ---------------------------------------------------------------
 
@@ -618,6 +634,10 @@ class Validator:
                     f"source location {where[0]} {where[1]} {where[2]} of inlined_at "
                     "is not used by a preceding .loc",
                 )
+        f = _FUNCTION_NAME.search(loc.extra)
+        if f is not None and self.symbols.get(f.group(1)) != "label":
+            # measured: "Unresolved label used in function_name attribute"
+            raise self.error(loc.span, f"function_name '{f.group(1)}' is no label of a section")
         self.seen_locs.add((loc.file, loc.line, loc.col))
 
     # -- instructions --------------------------------------------------------------
@@ -701,6 +721,10 @@ class Validator:
             self.call(ins, scope)
         if form is None:
             for op in ins.operands:
+                if type(op) is Addr and op.base is None and ".local" not in ins.mods:
+                    # measured on cp.async and stmatrix: "Immediate addresses allowed
+                    # only for .local state space"
+                    raise self.error(ins.span, f"an absolute address needs .local: '{ins.name}'")
                 self.registers_declared(op, scope, ins)
             return
         self.operands(ins, form, scope)
@@ -1232,6 +1256,8 @@ _LITERAL = re.compile(
     r"|(?:[0-9]+\.[0-9]*|\.[0-9]+)(?:[eE][+-]?[0-9]+)?|[0-9]+[eE][+-]?[0-9]+|[0-9]+U?)(?![\w$.])"
 )
 _INLINED_AT = re.compile(r"inlined_at\s+(\d+)\s+(\d+)\s+(\d+)")
+_SECTION_LABEL = re.compile(r"(?<![A-Za-z_$])([A-Za-z_$][\w$]*)\s*:")
+_FUNCTION_NAME = re.compile(r"function_name\s+([\w$]+)")
 _CVT_SCALAR = frozenset(
     ".u8 .u16 .u32 .u64 .s8 .s16 .s32 .s64 .f16 .bf16 .f32 .f64 .b8 .b16 .b32 .b64".split()
 )
