@@ -442,7 +442,12 @@ ACCEPTED: list[tuple[str, str]] = [
     (
         "sized-by-initializer-or-extern",
         HEAD + ".extern .shared .align 16 .b8 smem[];\n.global .u32 t[] = {1, 2};\n"
-        ".global .u64 p = generic(t);\n.visible .entry k()\n{\nret;\n}\n",
+        ".global .u64 p = generic(t);\n.global .u32 z[0] = {1};\n"
+        ".visible .entry k()\n{\nret;\n}\n",
+    ),
+    (
+        "section-comments-with-colons",
+        section_label(".debug_abbrev\n.b8 3 // Abbrev [3] 0x56:0x46\n.b8 3 // Abbrev 0x56:0x46"),
     ),
     (
         "target-lines-add-up",

@@ -422,7 +422,7 @@ class Validator:
                 for p in it.params + it.rets:
                     self.parameter(p)
             elif isinstance(it, Directive) and it.name == ".section":
-                for label in _SECTION_LABEL.findall(it.text):
+                for label in _SECTION_LABEL.findall(_SECTION_COMMENT.sub(" ", it.text)):
                     if label in self.symbols:
                         raise self.error(it.span, f"duplicate definition of label '{label}'")
                     self.symbols[label] = "label"
@@ -503,8 +503,9 @@ class Validator:
             raise self.error(v.span, f"alignment {v.align} is not a power of two")
         if v.vector and bit_width(v.type) * int(v.vector[2:]) > 128:
             raise self.error(v.span, "a vector of more than 128 bits")
-        if ".extern" not in v.linkage and (0 in v.dims or None in v.dims and v.init is None):
-            # measured: "Non-external variable 'x' has incomplete type" (x[], x[0])
+        if ".extern" not in v.linkage and v.init is None and (0 in v.dims or None in v.dims):
+            # measured: "Non-external variable 'x' has incomplete type" (x[], x[0]);
+            # with an initializer x[0] passes (a size of 2^64 wraps to it)
             raise self.error(v.span, f"'{v.name}' has an incomplete type")
         self.initializer(v)
 
@@ -1256,7 +1257,10 @@ _LITERAL = re.compile(
     r"|(?:[0-9]+\.[0-9]*|\.[0-9]+)(?:[eE][+-]?[0-9]+)?|[0-9]+[eE][+-]?[0-9]+|[0-9]+U?)(?![\w$.])"
 )
 _INLINED_AT = re.compile(r"inlined_at\s+(\d+)\s+(\d+)\s+(\d+)")
-_SECTION_LABEL = re.compile(r"(?<![A-Za-z_$])([A-Za-z_$][\w$]*)\s*:")
+# a label in section data: a name and ':' (one starting with '$' may follow a number:
+# ".b8 0$L__info_string1:"); comments are removed first
+_SECTION_LABEL = re.compile(r"((?<![\w$])[A-Za-z_$][\w$]*|(?<=[0-9])\$[\w$]*)\s*:")
+_SECTION_COMMENT = re.compile(r"//[^\n]*|/\*.*?\*/", re.S)
 _FUNCTION_NAME = re.compile(r"function_name\s+([\w$]+)")
 _CVT_SCALAR = frozenset(
     ".u8 .u16 .u32 .u64 .s8 .s16 .s32 .s64 .f16 .bf16 .f32 .f64 .b8 .b16 .b32 .b64".split()
