@@ -75,6 +75,8 @@ def write_output(path: str | None, text: str) -> None:
 def select_steps(args: argparse.Namespace) -> list[Step]:
     """The steps ``-p``/``-O``/``--named-phases``/``--disable`` select (ValueError on
     an unknown name or a conflicting combination)."""
+    if (args.passes or "").strip() == "none" and not (args.O or args.named_phases or args.disable):
+        return []  # without importing the pipeline
     from ptxopt.phases import known_disable_names, resolve_named_phases
     from ptxopt.pipeline import available_passes, parse_pipeline
 

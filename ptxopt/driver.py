@@ -9,14 +9,13 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 
 from ptxopt.ir.core import IRModule
-from ptxopt.ir.cssa import CssaOptions, destructor_for
 from ptxopt.ir.dump import dump_module
 from ptxopt.ir.lift import lift_module
 from ptxopt.ir.lower import print_ir_module
 from ptxopt.ir.out_of_ssa import keep_names
 from ptxopt.ir.verify import verify_function
 from ptxopt.phases import Step
-from ptxopt.pipeline import PipelineReport, run_pipeline
+from ptxopt.pipeline_report import PipelineReport
 from ptxopt.ptx.parser import deep_recursion, parse
 from ptxopt.ptx.validate import validate
 
@@ -106,20 +105,24 @@ def _optimize(
         report.add_time("verify", time.perf_counter() - t2)
     if dump_ssa and dump is not None:
         dump(f"*** IR after lifting ***\n{dump_module(mod)}")
-    run_pipeline(
-        mod,
-        passes or [],
-        verify_each=verify_each,
-        report=report,
-        knobs=knobs,
-        dump_before=dump_before,
-        dump_after=dump_after,
-        dump=dump,
-    )
-    t4 = time.perf_counter()
-    if passes or knobs:
+    if passes or knobs:  # the pass machinery is imported only when it runs
+        from ptxopt.ir.cssa import CssaOptions, destructor_for
+        from ptxopt.pipeline import run_pipeline
+
+        run_pipeline(
+            mod,
+            passes or [],
+            verify_each=verify_each,
+            report=report,
+            knobs=knobs,
+            dump_before=dump_before,
+            dump_after=dump_after,
+            dump=dump,
+        )
+        t4 = time.perf_counter()
         destructor = destructor_for(mod, CssaOptions.from_knobs(knobs, dump))
     else:  # the IR is as lifted: its registers' own names are a valid assignment
+        t4 = time.perf_counter()
         destructor = keep_names
     out = print_ir_module(mod, destructor)
     report.add_time("lower (out of SSA + print)", time.perf_counter() - t4)

@@ -15,7 +15,6 @@ from __future__ import annotations
 import time
 from collections import Counter
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
 
 from ptxopt.analysis.divergence import bind_module
 from ptxopt.analysis.manager import AnalysisManager
@@ -24,6 +23,7 @@ from ptxopt.ir.dump import dump_module
 from ptxopt.ir.verify import VerifyError, verify_function
 from ptxopt.knobs import registry as knob_registry
 from ptxopt.phases import Step, default_steps, resolve_pass_list
+from ptxopt.pipeline_report import PipelineReport
 from ptxopt.transforms.base import REGISTRY, FunctionPass
 
 
@@ -55,44 +55,6 @@ def parse_pipeline(spec: str | None) -> list[Step]:
     if spec is not None and spec.strip() in ("none", ""):
         return []  # without importing a single pass
     return resolve_pass_list(spec, available_passes())
-
-
-@dataclass
-class PipelineReport:
-    times: list[tuple[str, float]] = field(default_factory=list)
-    changed: dict[str, int] = field(default_factory=dict)
-    # per step label: the pass's own counters (``copies propagated`` ...)
-    stats: dict[str, Counter[str]] = field(default_factory=dict)
-    # per step label: the pass's decisions, a line each (``--explain``)
-    notes: dict[str, list[str]] = field(default_factory=dict)
-
-    def format_explain(self) -> str:
-        lines = ["===  ptxopt decisions  ==="]
-        for label, notes in self.notes.items():
-            lines.extend(f"{label}: {n}" for n in notes)
-        if len(lines) == 1:
-            lines.append("  (no pass explained a decision)")
-        return "\n".join(lines)
-
-    def format_stats(self) -> str:
-        lines = ["===  ptxopt pass statistics  ==="]
-        for label, counts in self.stats.items():
-            for what, n in sorted(counts.items()):
-                lines.append(f"{n:10d}  {label}: {what}")
-        if len(lines) == 1:
-            lines.append("  (no pass counted anything)")
-        return "\n".join(lines)
-
-    def add_time(self, name: str, seconds: float) -> None:
-        self.times.append((name, seconds))
-
-    def format_times(self) -> str:
-        total = sum(t for _, t in self.times) or 1e-12
-        lines = ["===  ptxopt pass timing  ===", f"{'seconds':>10} {'%':>6}  name"]
-        for name, t in self.times:
-            lines.append(f"{t:10.4f} {100 * t / total:6.1f}  {name}")
-        lines.append(f"{sum(t for _, t in self.times):10.4f} {100.0:6.1f}  total")
-        return "\n".join(lines)
 
 
 def _same(a: object, b: object) -> bool | None:
