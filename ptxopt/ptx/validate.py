@@ -711,8 +711,6 @@ class Validator:
             for op in ins.operands:
                 if type(op) is Addr and op.extra:
                     raise self.error(ins.span, f"'{ins.name}' takes a single address")
-        if ins.opcode != "call":
-            self.no_function_operands(ins, form is None and ins.opcode in _FUNCTION_VALUE_REFUSED)
         for op in ins.operands:
             if type(op) is Vec:
                 self.vector_elements(ins, op, scope)
@@ -721,14 +719,28 @@ class Validator:
         elif ins.opcode == "call":
             self.call(ins, scope)
         if form is None:
-            for op in ins.operands:
-                if type(op) is Addr and op.base is None and ".local" not in ins.mods:
-                    # measured on cp.async and stmatrix: "Immediate addresses allowed
-                    # only for .local state space"
-                    raise self.error(ins.span, f"an absolute address needs .local: '{ins.name}'")
-                self.registers_declared(op, scope, ins)
+            self.formless_operands(ins, scope)
             return
         self.operands(ins, form, scope)
+
+    def formless_operands(self, ins: Instr, scope: _Scope) -> None:
+        """The operands of an instruction without forms: declared registers, and the
+        address rules that instructions with forms check slot by slot (measured on
+        cp.async, stmatrix, prefetch, tex and isspacep): no absolute address outside
+        .local ("Immediate addresses allowed only for .local state space"), no
+        function or label as an address, nor as a value of the instructions that
+        refuse it (dp4a and fns take it)."""
+        values_too = ins.opcode in _FUNCTION_VALUE_REFUSED
+        for op in ins.operands:
+            if type(op) is Addr:
+                if op.base is None and ".local" not in ins.mods:
+                    raise self.error(ins.span, f"an absolute address needs .local: '{ins.name}'")
+                base = op.base
+            else:
+                base = op if values_too else None
+            if type(base) is Sym and self.symbols.get(base.name) in ("function", "label"):
+                raise self.error(ins.span, f"'{base.name}' is not a variable")
+            self.registers_declared(op, scope, ins)
 
     def slot_value(
         self, ins: Instr, op: Operand, ty: str, scope: _Scope, c: str, relaxed: bool
@@ -744,7 +756,7 @@ class Validator:
             relaxed=relaxed,
             imm_ok=source,
             dest=c in "dD",
-            func_ok=source and self.function_value_ok(ins),
+            func_ok=source,
         )
 
     def function_value_ok(self, ins: Instr) -> bool:
@@ -754,16 +766,6 @@ class Validator:
             return False
         # below sm_90 shfl and match are library calls, whose arguments refuse it
         return ins.opcode not in ("shfl", "match") or self.arch[0] >= 90
-
-    def no_function_operands(self, ins: Instr, values_too: bool) -> None:
-        """A function is never an address (measured: ``prefetch.global.L2 [f]``,
-        ``tex.1d... [f, {%r1}]``); ``values_too`` refuses it as a value of an
-        instruction without forms (``isspacep.global %p1, f``; dp4a and fns take
-        it). Instructions with forms check their values slot by slot."""
-        for op in ins.operands:
-            base = op.base if type(op) is Addr else op if values_too else None
-            if type(base) is Sym and self.symbols.get(base.name) in ("function", "label"):
-                raise self.error(ins.span, f"'{base.name}' is not a variable")
 
     def vector_elements(self, ins: Instr, vec: Vec, scope: _Scope) -> None:
         """The registers of a vector operand share one width (a .pred one aside) and
@@ -1148,7 +1150,12 @@ class Validator:
             if ins.opcode in ("mov", "cvta", "st"):
                 self.symbol(ins, op)
                 return
-            if func_ok and t is Sym and self.symbols.get(op.name) == "function":  # type: ignore[union-attr]
+            if (
+                func_ok
+                and t is Sym
+                and self.symbols.get(op.name) == "function"  # type: ignore[union-attr]
+                and self.function_value_ok(ins)
+            ):
                 return  # see _FUNCTION_VALUE_REFUSED
             raise self.error(ins.span, f"'{ins.name}' cannot take the symbol '{op}'")
         raise self.error(ins.span, f"unexpected operand '{op}' for '{ins.name}'")
@@ -1190,15 +1197,14 @@ class Validator:
 
 
 _MATRIX_NUM = frozenset({".x1", ".x2", ".x4"})
-# instructions whose address is one base and offset: no texture-style [a, b] form
 # A function's name as a source operand: ptxas accepts it in the slots typed by the
 # instruction's own type (add, setp, mad, add.f32, selp's values, st/atom data,
 # mov.pred, and.pred/not.pred) and reads it as 0 outside mov/cvta, which give the
 # address. It refuses it in fixed-type slots (shl's shift, selp's predicate), in
-# these instructions' typed slots (measured on sm_75..sm_120), and in call arguments.
-_FUNCTION_VALUE_REFUSED = frozenset(
-    {"cvt", "vote", "redux", "bar", "barrier", "isspacep", "call", "tex"}
-)
+# these instructions' typed slots (measured on sm_75..sm_120), and in call arguments
+# (Validator.call).
+_FUNCTION_VALUE_REFUSED = frozenset({"cvt", "vote", "redux", "bar", "barrier", "isspacep", "tex"})
+# instructions whose address is one base and offset: no texture-style [a, b] form
 _PLAIN_ADDRESS_OPS = frozenset({"ld", "ldu", "st", "atom", "red", "prefetch", "prefetchu"})
 # ptxas ignores a .pred beside another type in add, sub, min, max, fma, setp, set,
 # cvt, neg, abs, atom, red, float mul, sqrt, rcp, ex2; it refuses one in these
