@@ -336,3 +336,33 @@ def test_0d_literal_in_a_bit_operation_is_its_bit_pattern() -> None:
         """
     )
     assert out.tolist() == [0, 0x3FF00000, 0, 0xBFF00000]
+
+
+# mov.b64 of a 0d constant expression: the 64 bits ptxas -O3 materializes for it
+# (sm_80 SASS, read off the IMAD.MOV/MOV/HFMA2.MMA immediates of both words)
+ZERO_D_BITS = [
+    ("-0d0000000000000000", 0x8000000000000000),
+    ("0d7ff8000000000001", 0x7FF8000000000001),  # a NaN payload is kept
+    ("-0d7ff0000000000000", 0xFFF0000000000000),
+    ("0dFFFFFFFFFFFFFFFF", 0xFFFFFFFFFFFFFFFF),
+    ("-0dFFFFFFFFFFFFFFFF", 0x7FFFFFFFFFFFFFFF),  # negation flips the sign of a NaN
+    ("--0d8000000000000005", 0x8000000000000005),
+    ("(0d3ff0000000000000)*2.0", 0x4000000000000000),
+]
+
+
+@pytest.mark.parametrize("literal, bits", ZERO_D_BITS, ids=[c[0] for c in ZERO_D_BITS])
+def test_0d_constant_expression_bits(literal: str, bits: int, tmp_path: Path) -> None:
+    body = f"mov.b64 %rd3, {literal};\nst.global.u64 [%rd1], %rd3;"
+    out = run(body, n_out=2)
+    assert int(out[0]) | int(out[1]) << 32 == bits
+    # the printed module keeps the value (the expression is folded to one literal)
+    ptx = (
+        HDR + ".visible .entry k(.param .u64 out)\n{\n.reg .b64 %rd<8>;\n"
+        "ld.param.u64 %rd1, [out];\n" + body + "\nret;\n}\n"
+    )
+    printed = optimize(ptx, "b.ptx", []).text
+    again = np.zeros(2, np.uint32)
+    launch(printed, "k", 1, 1, [again])
+    assert again.tolist() == out.tolist()
+    ptxas_check(printed, "sm_90", tmp_path)

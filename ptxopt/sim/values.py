@@ -93,10 +93,8 @@ def imm_scalar(imm: Imm, ty: Ty, span: Span | None) -> Any:
         text = imm.text.lower()
         if imm.kind == "f32":
             iv = int(imm.text[2:], 16)
-        elif text.startswith("0d"):  # the bit pattern (measured: and.b64 with 0d3ff0...)
-            iv = int(text[2:], 16)
-        elif text.startswith("-0d"):  # a negated 0d literal: its sign bit flipped
-            iv = int(text[3:], 16) ^ (1 << 63)
+        elif text.startswith("0d"):  # the bit pattern (measured: and.b64 with 0d3ff0...;
+            iv = int(text[2:], 16)  # expressions such as -0d... are folded to one)
         else:
             iv = int(v)
     else:
