@@ -209,6 +209,28 @@ def _handle(conn: socket.socket) -> None:
     _send(conn, reply)
 
 
+def warm_up() -> None:
+    """Do, once in the server, everything a request's first run would do in each
+    forked child: import what the passes import on first use, fill the parser's and
+    validator's caches, compile the regular expressions.  The bundled example goes
+    through the default pipeline for an sm_80 and an sm_90 target; then the heap is
+    frozen so that the children's garbage collections do not walk (and copy) it."""
+    import gc
+    from importlib import resources
+
+    from ptxopt.dropin import optimize_text
+
+    try:
+        text = resources.files("ptxopt").joinpath("examples/reduce.ptx").read_text()
+        for arch in ("sm_80", "sm_90"):
+            for passes in ("default", "none"):
+                optimize_text(text, "<warm-up>", arch, passes, [])
+    except Exception:
+        pass  # a warm-up failure only costs speed
+    gc.collect()
+    gc.freeze()
+
+
 def _bind(path: str) -> socket.socket | None:
     """Listen on ``path``; ``None`` if a live server already does."""
     os.makedirs(os.path.dirname(path), mode=0o700, exist_ok=True)
@@ -231,16 +253,10 @@ def serve(path: str, idle: float) -> int:
     """Accept requests on ``path`` until ``idle`` seconds pass without one."""
     import select
 
-    from ptxopt.driver import optimize  # noqa: F401
-
-    # load everything a request needs once, before forking
-    from ptxopt.dropin import optimize_text  # noqa: F401
-    from ptxopt.pipeline import available_passes
-
-    available_passes()
     sock = _bind(path)
     if sock is None:
         return 0
+    warm_up()
     ino = os.stat(path).st_ino
     children: set[int] = set()
     last = time.monotonic()

@@ -156,6 +156,52 @@ def test_variables_with_initializers() -> None:
     assert dyn.linkage == (".extern",) and dyn.dims == [None]
 
 
+def _init_or_error(text: str) -> str:
+    try:
+        init = parse(text, "t.ptx").globals[-1].init
+    except PtxError as e:
+        return "error:" + str(e).split("error:")[1]
+    assert init is not None
+    return init
+
+
+def test_plain_integer_lists_read_as_one_token_agree_with_the_token_by_token_path() -> None:
+    """``= {1, 2, 3}`` is one lexer token (the large data tables); a comment before the
+    closing brace forces the ordinary tokens.  Both paths must give the same spacing,
+    the same range errors and the same handling of lists that only look plain (empty
+    items, two numbers in one item, octal)."""
+    import random
+
+    rng = random.Random(7)
+    items = ["0", "1", "17", "255", "00", "017", "09", "1 2", "", "18446744073709551616"]
+    items += ["99999999999999999999999", "4294967295"]
+    seen = set()
+    for _ in range(3000):
+        n = rng.randint(0, 5)
+        spaces = ["", " "] if rng.random() < 0.5 else ["", " ", "  ", "\n", "\t ", " \n "]
+        ws = [rng.choice(spaces) for _ in range(2 * n + 3)]
+        chosen = [rng.choice(items) for _ in range(n)]
+        body = (
+            "{"
+            + ws[0]
+            + "".join(
+                (ws[2 * k + 1] + "," + ws[2 * k + 2] if k else "") + chosen[k] for k in range(n)
+            )
+        )
+        decl = f".global .u64 t[{max(n, 1)}] ={ws[-1]}{body}"
+        fast = _init_or_error(HEAD + decl + "};\n")
+        slow = _init_or_error(HEAD + decl + "/* c */};\n")
+        assert fast == slow, decl
+        seen.add(fast.split(":")[0] if fast.startswith("error") else "ok")
+    assert seen == {"ok", "error"}
+    # the one-token path's errors point at the literal
+    with pytest.raises(PtxError, match=r"t.ptx:4:25: error: integer constant overflow"):
+        parse(HEAD + ".global .u64 t[2] = {1, 99999999999999999999999};\n", "t.ptx")
+    big = ", ".join(str(i % 256) for i in range(100_000))
+    mod = parse(HEAD + f".global .b8 tab[100000] = {{ {big} }};\n", "t.ptx")
+    assert mod.globals[0].init == "{" + big + "}"
+
+
 def test_debug_directives() -> None:
     mod = parse(
         HEAD + '.file 1 "k.cu"\n.visible .entry k()\n{\n.loc 1 5 3\nret;\n}\n'

@@ -142,3 +142,26 @@ def test_concurrent_dropin_clients(tmp_path: Path, srv: Path) -> None:
     assert log_lines(tmp_path) == [f"optimized {src}"] * 6
     socks = [p for p in srv.iterdir() if p.suffix == ".sock"]
     assert len(socks) == 1 and server.ping() is not None
+
+
+def test_warm_up_loads_what_requests_use_before_any_fork() -> None:
+    """The server runs the bundled example through the pipeline once before serving,
+    so a forked child finds the passes' lazily imported modules loaded and the heap
+    frozen (its collections skip the parent's objects)."""
+    import sys
+
+    code = (
+        "import gc, sys\n"
+        "from ptxopt import server\n"
+        "before = {m for m in sys.modules if m.startswith('ptxopt.')}\n"
+        "server.warm_up()\n"
+        "after = {m for m in sys.modules if m.startswith('ptxopt.')}\n"
+        "print(gc.get_freeze_count() > 0, sorted(after - before))\n"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, check=True, timeout=120
+    )
+    frozen, _, loaded = done.stdout.partition(" ")
+    assert frozen == "True"
+    for module in ("ptxopt.pipeline", "ptxopt.ir.cssa", "ptxopt.analysis.divergence"):
+        assert repr(module) in loaded

@@ -178,6 +178,7 @@ REJECTED: list[tuple[str, str, str]] = [
     ("loc-line-2-32", HEAD + '.file 1 "a.cu"\n.visible .entry k()\n{\n.loc 1 4294967296 2\n'
      "ret;\n}\n", "malformed .loc"),
     ("integer-in-float-initializer", HEAD + ".const .f32 c[2] = {1.0, 2};\n", "integer '2'"),
+    ("integers-in-float-table", HEAD + ".global .f32 t[2] = {1, 2};\n", "integer '1'"),
     ("pack-with-u64", kernel("mov.u64 %rd1, {%r1, %r2};"), "packs only with a .b type"),
     ("reqntid-without-number", HEAD + ".visible .entry k()\n.reqntid\n{\nret;\n}\n",
      "needs a number"),

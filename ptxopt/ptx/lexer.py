@@ -40,6 +40,13 @@ DIR = 3
 STR = 4
 PUNCT = 5
 EOF = 6
+# ``= {1, 2, 3}``: an initializer of digits, commas and spaces, as one token (the data
+# tables of cuRAND and friends hold 10^5 numbers; the parser splits the text once
+# instead of taking a token per number and comma).  Comments, other bases, signs and
+# nested braces leave a list to the ordinary tokens; so does a list that is not a
+# plain one after all (``{1,,2}``, ``{01}``): the parser asks for its tokens
+# (:func:`tokenize_span`).
+INIT_LIST = 7
 
 # Each match is the whitespace and comments before a token, then the token (or the
 # end of the text): one match per token keeps the Python loop short.  Groups are
@@ -54,6 +61,7 @@ _TOKEN_RE = re.compile(
         |(?:[0-9]+\.[0-9]*|\.[0-9]+)(?:[eE][+-]?[0-9]+)?|[0-9]+[eE][+-]?[0-9]+
         |0[0-7]*U?|[1-9][0-9]*U?)(?![\w.]))
     | ((?:[A-Za-z][\w$]*|[_$%][\w$]+)(?:\.[\w$:]+)*|_)
+    | (=[ \t\r\n]*\{[0-9 \t\r\n,]*\})
     | ([{}()\[\];,:+\-!|@<>=*/~&^%?\\])
     | (\.[A-Za-z_][\w$:]*)
     | ("(?:[^"\\\n]|\\.)*")
@@ -65,8 +73,8 @@ _TOKEN_RE = re.compile(
     re.VERBOSE | re.DOTALL | re.ASCII,
 )
 _VERSION_THEN_DIRECTIVE = re.compile(r"([0-9]+\.[0-9]+)(\.[A-Za-z_][\w$]*)\Z")
-# token kind per group number; 6: end of text, 7: malformed number, 8: anything else
-_KINDS = (0, NUM, ID, PUNCT, DIR, STR)
+# token kind per group number; 7: end of text, 8: malformed number, 9: anything else
+_KINDS = (0, NUM, ID, INIT_LIST, PUNCT, DIR, STR)
 
 Token = tuple[int, str, int]
 
@@ -104,18 +112,31 @@ def tokenize(text: str, smap: SourceMap) -> list[Token]:
         pos = next(i for i, c in enumerate(text) if ord(c) > 127)
         raise PtxError(smap.span(pos), f"non-ASCII character {text[pos]!r}")
     out: list[Token] = []
+    _scan(text, 0, len(text), smap, out)
+    out.append((EOF, "", len(text)))
+    return out
+
+
+def tokenize_span(text: str, start: int, end: int, smap: SourceMap) -> list[Token]:
+    """The ordinary tokens of ``text[start:end]`` (no ``EOF``)."""
+    out: list[Token] = []
+    _scan(text, start, end, smap, out)
+    return out
+
+
+def _scan(text: str, start: int, end: int, smap: SourceMap, out: list[Token]) -> None:
     append = out.append
     kinds = _KINDS
-    for m in _TOKEN_RE.finditer(text):
+    for m in _TOKEN_RE.finditer(text, start, end):
         g = m.lastindex
-        if g is not None and g < 6:
+        if g is not None and g < 7:
             append((kinds[g], m.group(g), m.start(g)))
             continue
-        if g == 6:
+        if g == 7:
             break
         assert g is not None
         bad = m.group(g)
-        if g == 7 and out and out[-1][1] == ".version" and out[-1][0] == DIR:
+        if g == 8 and out and out[-1][1] == ".version" and out[-1][0] == DIR:
             # measured: ptxas reads ".version 8.0.target" as the version and a directive
             v = _VERSION_THEN_DIRECTIVE.match(bad)
             if v is not None:
@@ -124,10 +145,8 @@ def tokenize(text: str, smap: SourceMap) -> list[Token]:
                 append((DIR, v.group(2), at + v.start(2)))
                 continue
         where = smap.span(m.start(g))
-        if g == 7:
+        if g == 8:
             raise PtxError(where, f"malformed number '{bad}'")
         if bad == "/*":
             raise PtxError(where, "unterminated comment")
         raise PtxError(where, f"unexpected character {bad!r}")
-    append((EOF, "", len(text)))
-    return out

@@ -56,12 +56,14 @@ from ptxopt.ptx.lexer import (
     DIR,
     EOF,
     ID,
+    INIT_LIST,
     NUM,
     PUNCT,
     STR,
     SourceMap,
     Token,
     tokenize,
+    tokenize_span,
 )
 from ptxopt.ptx.opcodes import is_special_register
 from ptxopt.ptx.types import bit_width, is_type
@@ -365,6 +367,8 @@ class Parser:
         return tok
 
     def describe(self, tok: Token) -> str:
+        if tok[0] == INIT_LIST:
+            return "'='"  # a list initializer where none belongs: its '=' is the error
         return "end of file" if tok[0] == EOF else repr(tok[1])
 
     def expect(self, text: str) -> Token:
@@ -688,7 +692,9 @@ class Parser:
             name_tok = self.expect_kind(ID, "a variable name")
             dims = self.parse_dims()
             init: str | None = None
-            if self.accept("="):
+            if self.toks[self.i][0] == INIT_LIST:
+                init = self.init_list()
+            if init is None and self.accept("="):
                 i0 = self.i
                 self.init_values = []
                 self.initializer()
@@ -718,6 +724,29 @@ class Parser:
         self.expect(";")
         self.more_vars.extend(decls[1:])  # the caller takes them after the first
         return decls[0]
+
+    def init_list(self) -> str | None:
+        """The initializer of the ``INIT_LIST`` token here (``= {1, 2, 3}``), spaced
+        as :meth:`init_text` spaces the same list taken token by token; ``None`` after
+        putting the ordinary tokens in its place if it is no list of decimal
+        integers."""
+        tok = self.toks[self.i]
+        text = tok[1]
+        if not plain_list(text[text.index("{") + 1 : -1]):
+            end = tok[2] + len(text)
+            rest = tokenize_span(self.text, tok[2] + 1, end, self.smap)
+            self.toks[self.i : self.i + 1] = [(PUNCT, "=", tok[2]), *rest]
+            return None
+        self.i += 1
+        brace = text.index("{")
+        inner = text[brace + 1 : -1]
+        for m in _LONG_DECIMAL.finditer(inner):  # shorter ones fit 64 bits
+            self.literal((NUM, m.group(), tok[2] + brace + 1 + m.start()))
+        if "  " in inner or "\n" in inner or "\t" in inner or "\r" in inner:
+            inner = " ".join(inner.split())
+        else:  # single spaces already (the usual table): nothing to collapse
+            inner = inner.strip(" ")
+        return "{" + inner.replace(" ,", ",") + "}"
 
     def init_text(self, i0: int, i1: int) -> str:
         """The initializer's text (tokens ``i0`` .. ``i1 - 1``) with each constant
@@ -1355,6 +1384,29 @@ class Parser:
 
 
 _INIT_SPACE = re.compile(r"\s*([{}])\s*")
+_LONG_DECIMAL = re.compile(r"[0-9]{20,}")
+# an empty item, two numbers in one, or a leading zero (octal)
+_NOT_PLAIN_LIST = re.compile(r"[{,][ \t\r\n]*[,}]|[0-9][ \t\r\n]+[0-9]|(?<![0-9])0[0-9]")
+_OCTAL_ITEM = re.compile(r",0[0-9]")
+
+
+def plain_list(inner: str) -> bool:
+    """``inner`` (digits, commas and whitespace) is a list of decimal integers: no
+    empty item, no two numbers in one item, no leading zero.  The usual table (one
+    space after each comma) is checked with string scans, anything else by a regular
+    expression."""
+    if "\n" in inner or "\t" in inner or "\r" in inner or "  " in inner:
+        return _NOT_PLAIN_LIST.search("{" + inner + "}") is None
+    c = inner.replace(" ", "")
+    if not c or c[0] == "," or c[-1] == "," or ",," in c:
+        return False
+    if " " in inner.replace(", ", ",").replace(" ,", ",").strip(" "):
+        return False  # a space between two digits
+    if c[0] == "0" and len(c) > 1 and c[1] != ",":
+        return False
+    return _OCTAL_ITEM.search(c) is None
+
+
 _WARP_SZ = re.compile(r"\bWARP_SZ\b")
 _COMMENT = re.compile(r"//[^\n]*|/\*.*?\*/", re.S)
 

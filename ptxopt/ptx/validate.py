@@ -427,7 +427,7 @@ class Validator:
                         raise self.error(it.span, f"duplicate definition of label '{label}'")
                     self.symbols[label] = "label"
         for it in mod.items:
-            if isinstance(it, VarDecl) and it.init is not None:
+            if isinstance(it, VarDecl) and it.init is not None and not plain_ints(it.init):
                 for name in _INIT_SYMBOL.findall(it.init):
                     if name not in ("generic", "WARP_SZ") and name not in self.symbols:
                         # measured: "Invalid initial value symbol 'WRP_SZ'"
@@ -518,6 +518,8 @@ class Validator:
             # measured for .param, .local, .shared and .reg: "No initial value is
             # allowed for 'y' in this state space"
             raise self.error(v.span, f"no initial value is allowed for '{v.name}' in {v.space}")
+        if _KIND_OF.get(v.type) != "float" and plain_ints(v.init):
+            return  # decimal integers, each in range (the parser checked): no symbols
         for lit in _LITERAL.findall(v.init):
             try:
                 imm = parse_number(lit)
@@ -1255,6 +1257,14 @@ def _space_allows(ins_space: str, var_space: str) -> bool:
             return ins_space in _SHARED
         return ins_space == var_space
     return True
+
+
+_PLAIN_INTS = re.compile(r"\{[0-9, ]*\}")
+
+
+def plain_ints(init: str) -> bool:
+    """An initializer that is a flat list of decimal integers (the data tables)."""
+    return init[:1] == "{" and _PLAIN_INTS.fullmatch(init) is not None
 
 
 _INIT_SYMBOL = re.compile(r"(?<![\w.$%])[A-Za-z_$][\w$]*")
