@@ -5,8 +5,8 @@ For every corpus file of at least 1,000 lines, side by side in one run (best of
 
 * ``ptxas``: ``ptxas -O3 -arch=TARGET FILE`` as a process (debug targets: without
   ``-O3``, which they refuse);
-* ``cli``: ``ptxopt opt -O FILE -o OUT`` as a process (all of it is added time: the
-  user runs ptxas afterwards);
+* ``cli``: ``ptxopt opt -p PASSES FILE -o OUT`` as a process (all of it is added time:
+  the user runs ptxas afterwards);
 * ``drop-in``: ``ptxopt-ptxas`` with the same arguments as ptxas, as a process, with
   the server off (``PTXOPT_SERVER=0``), minus ptxas's time;
 * ``resident``: the same with the resident server already running;
@@ -18,7 +18,10 @@ geometric mean, the maximum, and the maximum over files where ptxas needs >= 0.1
 It also prints start-up (``ptxopt opt -p none`` on a 100-line file against a bare
 ``python -c pass``) and ``-p none`` throughput in lines/s over the same files.
 
-    python bench/overhead.py [--repeat N] [--files GLOB] [--min-lines N]
+``--passes`` picks the pipeline every column runs (``default``, the default, or
+``none``: parse, lift, lower and print only -- the floor every pass adds to).
+
+    python bench/overhead.py [--repeat N] [--files GLOB] [--min-lines N] [--passes P]
 """
 
 from __future__ import annotations
@@ -93,6 +96,7 @@ def main() -> int:
     ap.add_argument("--repeat", type=int, default=3)
     ap.add_argument("--files", default="*/*.ptx", help="glob under tests/corpus")
     ap.add_argument("--min-lines", type=int, default=1000)
+    ap.add_argument("--passes", default="default", help="pipeline: default, none, or a list")
     args = ap.parse_args()
     if PTXAS is None:
         print("ptxas is not on PATH", file=sys.stderr)
@@ -116,6 +120,7 @@ def main() -> int:
     env["PTXOPT_SERVER_DIR"] = str(tmp / "srv")
     env["PTXOPT_SERVER_IDLE"] = "600"
     env["PTXOPT_QUIET"] = "1"
+    env["PTXOPT_PASSES"] = args.passes
     cold = dict(env, PTXOPT_SERVER="0")
     dropin = write_launcher(tmp)
     try:
@@ -140,6 +145,7 @@ def measure(
     from ptxopt.driver import optimize
     from ptxopt.triton import optimize_ptx
 
+    print(f"pipeline: -p {args.passes}")
     t_opt, t_py = startup(env, max(args.repeat, 5), tmp)
     print(
         f"start-up: ptxopt opt -p none on a 100-line file {t_opt:.3f} s "
@@ -169,7 +175,8 @@ def measure(
         ptxas_args = [f"-arch={arch}", *([] if debug else ["-O3"]), str(p), "-o", str(out)]
         t_as = run_time([PTXAS, *ptxas_args], env, args.repeat)
         t_cli = run_time(
-            [sys.executable, "-m", "ptxopt.cli", "opt", "-O", str(p), "-o", str(tmp / "o.ptx")],
+            [sys.executable, "-m", "ptxopt.cli", "opt", "-p", args.passes, str(p)]
+            + ["-o", str(tmp / "o.ptx")],
             env,
             args.repeat,
         )
@@ -178,7 +185,7 @@ def measure(
         best = math.inf
         for _ in range(args.repeat):
             t = time.perf_counter()
-            optimize_ptx(text, "default", [], arch)
+            optimize_ptx(text, args.passes, [], arch)
             best = min(best, time.perf_counter() - t)
         t = time.perf_counter()
         optimize(text, str(p), [])

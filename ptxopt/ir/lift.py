@@ -226,25 +226,32 @@ def _construct_ssa(func: Func) -> None:
             if ast.pred is not None:
                 names.append(ast.pred.name)
             if inst.olds is not None:
-                for k, t in enumerate(inst.olds):
+                for j, t in enumerate(inst.olds):
                     if t is not None:
-                        names.append(inst.defs[k])  # type: ignore[arg-type]
+                        names.append(inst.defs[j])  # type: ignore[arg-type]
             if inst.info.carry_in:
                 names.append(CARRY)
+            k: int | None
             for nm in names:
-                if nm in reg_types or nm == CARRY:
-                    k = vidx(nm)
-                    if k not in defined:
-                        used.append(k)
-                elif not is_special_register(nm):
-                    raise PtxError(ast.span, f"undeclared register '{nm}'")
+                k = var_index.get(nm)  # a register seen before: declared
+                if k is None:
+                    if nm in reg_types or nm == CARRY:
+                        k = vidx(nm)
+                    elif not is_special_register(nm):
+                        raise PtxError(ast.span, f"undeclared register '{nm}'")
+                    else:
+                        continue
+                if k not in defined:
+                    used.append(k)
             dnames: list[str] = list(inst.defs)  # type: ignore[arg-type]
             if inst.info.carry_out:
                 dnames.append(CARRY)
             for nm in dnames:
-                if nm not in reg_types and nm != CARRY:
-                    raise PtxError(ast.span, f"cannot write to '{nm}'")
-                k = vidx(nm)
+                k = var_index.get(nm)
+                if k is None:
+                    if nm not in reg_types and nm != CARRY:
+                        raise PtxError(ast.span, f"cannot write to '{nm}'")
+                    k = vidx(nm)
                 if k not in defined:
                     defined.add(k)
                     def_blocks.setdefault(k, []).append(b.index)

@@ -14,16 +14,82 @@ order: ``ld.global.L2::128B.v4.f32`` is ``opcode="ld"`` with
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
+from operator import attrgetter
+from typing import Any, ClassVar
+
+_set = object.__setattr__
 
 
-@dataclass(frozen=True, slots=True)
-class Span:
+def _slots(node: object) -> tuple[str, ...]:
+    slots: tuple[str, ...] = getattr(type(node), "__slots__")  # noqa: B009
+    return slots
+
+
+class _Value:
+    """Base of the immutable nodes (spans and operands): equal when of the same class
+    with equal compared fields, hashable, and read-only after ``__init__``.  Written
+    by hand rather than as dataclasses: the module is on every command's start-up
+    path, and generating the methods of 25 dataclasses took 10 ms of it."""
+
+    __slots__ = ()
+    _compare: ClassVar[tuple[str, ...]] = ()  # the fields equality and hash look at
+    _key: ClassVar[Any]
+
+    def __init_subclass__(cls) -> None:
+        names = cls.__dict__.get("_compare", cls.__slots__)
+        cls._compare = tuple(names)
+        cls._key = attrgetter(*cls._compare) if names else staticmethod(lambda _node: ())
+
+    def __eq__(self, other: object) -> bool:
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return self._key(self) == self._key(other)  # type: ignore[no-any-return]
+
+    def __hash__(self) -> int:
+        return hash(self._key(self))
+
+    def __repr__(self) -> str:
+        fields = ", ".join(f"{n}={getattr(self, n)!r}" for n in _slots(self))
+        return f"{type(self).__name__}({fields})"
+
+    def __setattr__(self, name: str, value: object) -> None:
+        raise AttributeError(f"{type(self).__name__} is immutable: cannot set {name!r}")
+
+    def __delattr__(self, name: str) -> None:
+        raise AttributeError(f"{type(self).__name__} is immutable: cannot delete {name!r}")
+
+    def __getstate__(self) -> tuple[object, ...]:
+        return tuple(getattr(self, n) for n in _slots(self))
+
+    def __setstate__(self, state: tuple[object, ...]) -> None:
+        for n, v in zip(_slots(self), state, strict=True):
+            _set(self, n, v)
+
+
+class _Node:
+    """Base of the mutable nodes (statements, declarations, the module): compared by
+    identity, printed with their fields."""
+
+    __slots__ = ()
+
+    def __repr__(self) -> str:
+        fields = ", ".join(f"{n}={getattr(self, n)!r}" for n in _slots(self))
+        return f"{type(self).__name__}({fields})"
+
+
+class Span(_Value):
     """A position in a source file (1-based line and column)."""
 
+    __slots__ = ("file", "line", "col")
     file: str
     line: int
     col: int
+
+    def __init__(self, file: str, line: int, col: int) -> None:
+        _set(self, "file", file)
+        _set(self, "line", line)
+        _set(self, "col", col)
 
     def __str__(self) -> str:
         return f"{self.file}:{self.line}:{self.col}"
@@ -46,121 +112,169 @@ class PtxError(Exception):
 # Operands
 
 
-@dataclass(frozen=True, slots=True)
-class Reg:
+class Reg(_Value):
     """A register operand: ``%r1``, ``%p2``, a special register such as ``%tid.x``,
     or a user-named register (``val``)."""
 
+    __slots__ = ("name",)
     name: str
+
+    def __init__(self, name: str) -> None:
+        _set(self, "name", name)
 
     def __str__(self) -> str:
         return self.name
 
 
-@dataclass(frozen=True, slots=True)
-class Sel:
+class Sel(_Value):
     """A source or destination of a video instruction: a register with an optional
     byte/half-word selector (``%r1.b0``, ``%r2.h1``, ``%r3.b3210``, ``%r4.h10``) and,
     for ``vmad``'s sources, an optional negation (``-%r5.h0``)."""
 
+    __slots__ = ("reg", "sel", "neg")
     reg: Reg
-    sel: str = ""  # the selector without its dot, e.g. "b0", "h10"
-    neg: bool = False
+    sel: str
+    neg: bool
+
+    def __init__(self, reg: Reg, sel: str = "", neg: bool = False) -> None:
+        _set(self, "reg", reg)
+        # the selector without its dot, e.g. "b0", "h10"
+        _set(self, "sel", sel)
+        _set(self, "neg", neg)
 
     def __str__(self) -> str:
         text = f"-{self.reg}" if self.neg else str(self.reg)
         return f"{text}.{self.sel}" if self.sel else text
 
 
-@dataclass(frozen=True, slots=True)
-class Imm:
+class Imm(_Value):
     """An immediate.  ``value`` is an int for integer literals and the decoded float
     for float literals; ``text`` is the source spelling, printed back verbatim.
     ``kind`` is ``"int"``, ``"f32"`` (``0fXXXXXXXX``) or ``"f64"`` (``0d…`` or a
     decimal literal with a point or exponent)."""
 
+    __slots__ = ("value", "text", "kind")
     value: int | float
     text: str
-    kind: str = "int"
+    kind: str
+
+    def __init__(self, value: int | float, text: str, kind: str = "int") -> None:
+        _set(self, "value", value)
+        _set(self, "text", text)
+        _set(self, "kind", kind)
 
     def __str__(self) -> str:
         return self.text
 
 
-@dataclass(frozen=True, slots=True)
-class RegImm:
+class RegImm(_Value):
     """A register plus a constant, ``%r2+7``, read as a source operand: the sum
     modulo the register's width (ptxas folds it into the instruction)."""
 
+    __slots__ = ("reg", "offset")
     reg: Reg
     offset: int
+
+    def __init__(self, reg: Reg, offset: int) -> None:
+        _set(self, "reg", reg)
+        _set(self, "offset", offset)
 
     def __str__(self) -> str:
         return f"{self.reg}+{self.offset}"
 
 
-@dataclass(frozen=True, slots=True)
-class Sym:
+class Sym(_Value):
     """A symbol: a label, variable, function or branch-target table name."""
 
+    __slots__ = ("name",)
     name: str
+
+    def __init__(self, name: str) -> None:
+        _set(self, "name", name)
 
     def __str__(self) -> str:
         return self.name
 
 
-@dataclass(frozen=True, slots=True)
-class Sink:
+class Sink(_Value):
     """The ``_`` placeholder: a destination whose value is discarded."""
+
+    __slots__ = ()
+
+    def __init__(self) -> None:
+        pass
 
     def __str__(self) -> str:
         return "_"
 
 
-@dataclass(frozen=True, slots=True)
-class Not:
+class Not(_Value):
     """A negated predicate source: ``!%p``."""
 
+    __slots__ = ("operand",)
     operand: Reg
+
+    def __init__(self, operand: Reg) -> None:
+        _set(self, "operand", operand)
 
     def __str__(self) -> str:
         return f"!{self.operand}"
 
 
-@dataclass(frozen=True, slots=True)
-class Vec:
+class Vec(_Value):
     """A vector operand ``{a, b, c, d}``; elements may be :class:`Sink`."""
 
+    __slots__ = ("elems",)
     elems: tuple[Operand, ...]
+
+    def __init__(self, elems: tuple[Operand, ...]) -> None:
+        _set(self, "elems", elems)
 
     def __str__(self) -> str:
         return "{" + ", ".join(str(e) for e in self.elems) + "}"
 
 
-@dataclass(frozen=True, slots=True)
-class Pair:
+class Pair(_Value):
     """Two predicate destinations ``%p|%q`` (``setp``, ``mma`` with predicates)."""
 
+    __slots__ = ("first", "second")
     first: Operand
     second: Operand
+
+    def __init__(self, first: Operand, second: Operand) -> None:
+        _set(self, "first", first)
+        _set(self, "second", second)
 
     def __str__(self) -> str:
         return f"{self.first}|{self.second}"
 
 
-@dataclass(frozen=True, slots=True)
-class Addr:
+class Addr(_Value):
     """A memory address ``[base+offset]``.  ``base`` is a register, a symbol, a
     vector (texture coordinates) or ``None`` for an absolute address, in which case
     ``offset`` holds it.  ``extra`` holds further comma-separated operands inside the
     brackets (``[tex, {x, y}]``)."""
 
+    __slots__ = ("base", "offset", "extra", "plus_zero")
+    _compare = ("base", "offset", "extra")
     base: Operand | None
-    offset: int = 0
-    extra: tuple[Operand, ...] = ()
-    # "+0" was written: kept, since ptxas without optimization (-G) assembles
-    # [%r+0] and [%r] differently
-    plus_zero: bool = field(default=False, compare=False)
+    offset: int
+    extra: tuple[Operand, ...]
+    plus_zero: bool
+
+    def __init__(
+        self,
+        base: Operand | None,
+        offset: int = 0,
+        extra: tuple[Operand, ...] = (),
+        plus_zero: bool = False,
+    ) -> None:
+        _set(self, "base", base)
+        _set(self, "offset", offset)
+        _set(self, "extra", extra)
+        # "+0" was written: kept, since ptxas without optimization (-G) assembles
+        # [%r+0] and [%r] differently (not compared)
+        _set(self, "plus_zero", plus_zero)
 
     def __str__(self) -> str:
         if self.base is None:
@@ -174,21 +288,27 @@ class Addr:
         return f"[{inner}]"
 
 
-@dataclass(frozen=True, slots=True)
-class ParenList:
+class ParenList(_Value):
     """A parenthesized operand list, as in ``call (ret0), f, (p0, p1)``."""
 
+    __slots__ = ("items",)
     items: tuple[Operand, ...]
+
+    def __init__(self, items: tuple[Operand, ...]) -> None:
+        _set(self, "items", items)
 
     def __str__(self) -> str:
         return "(" + ", ".join(str(e) for e in self.items) + ")"
 
 
-@dataclass(frozen=True, slots=True)
-class Expr:
+class Expr(_Value):
     """A constant expression kept as text (``sym+4``, ``(a-b)``, ``generic(sym)``)."""
 
+    __slots__ = ("text",)
     text: str
+
+    def __init__(self, text: str) -> None:
+        _set(self, "text", text)
 
     def __str__(self) -> str:
         return self.text
@@ -218,43 +338,96 @@ class Instr:
         return self.opcode + "".join(self.mods)
 
 
-@dataclass(slots=True, eq=False)
-class Label:
+class Label(_Node):
+    __slots__ = ("name", "span")
     name: str
-    span: Span | None = None
+    span: Span | None
+
+    def __init__(self, name: str, span: Span | None = None) -> None:
+        self.name = name
+        self.span = span
 
 
-@dataclass(slots=True, eq=False)
-class RegDecl:
+class RegDecl(_Node):
     """``.reg .b32 %r<10>, %x;`` — each entry is ``(name, count)``; a count of
     ``None`` declares the single register ``name``, an integer ``n`` declares
     ``name0`` … ``name{n-1}``.  ``vector`` is ``""`` or ``".v2"``/``".v4"``."""
 
+    __slots__ = ("type", "names", "vector", "align", "span")
     type: str
     names: list[tuple[str, int | None]]
-    vector: str = ""
-    align: int | None = None
-    span: Span | None = None
+    vector: str
+    align: int | None
+    span: Span | None
+
+    def __init__(
+        self,
+        type: str,
+        names: list[tuple[str, int | None]],
+        vector: str = "",
+        align: int | None = None,
+        span: Span | None = None,
+    ) -> None:
+        self.type = type
+        self.names = names
+        self.vector = vector
+        self.align = align
+        self.span = span
 
 
-@dataclass(slots=True, eq=False)
-class VarDecl:
+class VarDecl(_Node):
     """A variable: ``[linkage] .space [.align n] [.v4] .type name[dims] [= init];``.
 
     ``attrs`` holds other attribute tokens in order (``.ptr``, ``.managed`` …).
     ``dims`` is a list of array sizes (``None`` for ``[]``).  ``init`` is the
     initializer text after ``=`` (kept verbatim), or ``None``."""
 
+    __slots__ = (
+        "space",
+        "type",
+        "name",
+        "linkage",
+        "align",
+        "vector",
+        "dims",
+        "init",
+        "attrs",
+        "span",
+    )
     space: str
     type: str
     name: str
-    linkage: tuple[str, ...] = ()
-    align: int | None = None
-    vector: str = ""
-    dims: list[int | None] = field(default_factory=list)
-    init: str | None = None
-    attrs: tuple[str, ...] = ()
-    span: Span | None = None
+    linkage: tuple[str, ...]
+    align: int | None
+    vector: str
+    dims: list[int | None]
+    init: str | None
+    attrs: tuple[str, ...]
+    span: Span | None
+
+    def __init__(
+        self,
+        space: str,
+        type: str,
+        name: str,
+        linkage: tuple[str, ...] = (),
+        align: int | None = None,
+        vector: str = "",
+        dims: list[int | None] | None = None,
+        init: str | None = None,
+        attrs: tuple[str, ...] = (),
+        span: Span | None = None,
+    ) -> None:
+        self.space = space
+        self.type = type
+        self.name = name
+        self.linkage = linkage
+        self.align = align
+        self.vector = vector
+        self.dims = [] if dims is None else dims
+        self.init = init
+        self.attrs = attrs
+        self.span = span
 
 
 @dataclass(slots=True, eq=False)
@@ -271,29 +444,42 @@ class DebugLoc:
     before: tuple[DebugLoc, ...] = ()
 
 
-@dataclass(slots=True, eq=False)
-class BranchTargets:
+class BranchTargets(_Node):
     """``name: .branchtargets L1, L2, …;`` (a ``brx.idx`` label table)."""
 
+    __slots__ = ("name", "labels", "span")
     name: str
     labels: list[str]
-    span: Span | None = None
+    span: Span | None
+
+    def __init__(self, name: str, labels: list[str], span: Span | None = None) -> None:
+        self.name = name
+        self.labels = labels
+        self.span = span
 
 
-@dataclass(slots=True, eq=False)
-class RawStmt:
+class RawStmt(_Node):
     """A statement kept verbatim (``.pragma``, ``.callprototype``, ``.calltargets``)."""
 
+    __slots__ = ("text", "span")
     text: str
-    span: Span | None = None
+    span: Span | None
+
+    def __init__(self, text: str, span: Span | None = None) -> None:
+        self.text = text
+        self.span = span
 
 
-@dataclass(slots=True, eq=False)
-class Scope:
+class Scope(_Node):
     """A nested ``{ … }`` block; declarations inside are local to it."""
 
+    __slots__ = ("body", "span")
     body: list[Stmt]
-    span: Span | None = None
+    span: Span | None
+
+    def __init__(self, body: list[Stmt], span: Span | None = None) -> None:
+        self.body = body
+        self.span = span
 
 
 Stmt = Instr | Label | RegDecl | VarDecl | DebugLoc | BranchTargets | RawStmt | Scope
@@ -303,61 +489,112 @@ Stmt = Instr | Label | RegDecl | VarDecl | DebugLoc | BranchTargets | RawStmt | 
 # Module level
 
 
-@dataclass(slots=True, eq=False)
-class Param:
+class Param(_Node):
     """A kernel or function parameter: ``.param [.align n] .type [.ptr .space
     .align n] name[dims]`` (``space`` is ``.param`` or ``.reg``)."""
 
+    __slots__ = ("space", "type", "name", "align", "dims", "attrs", "span")
     space: str
     type: str
     name: str
-    align: int | None = None
-    dims: list[int | None] = field(default_factory=list)
-    attrs: tuple[str, ...] = ()
-    span: Span | None = None
+    align: int | None
+    dims: list[int | None]
+    attrs: tuple[str, ...]
+    span: Span | None
+
+    def __init__(
+        self,
+        space: str,
+        type: str,
+        name: str,
+        align: int | None = None,
+        dims: list[int | None] | None = None,
+        attrs: tuple[str, ...] = (),
+        span: Span | None = None,
+    ) -> None:
+        self.space = space
+        self.type = type
+        self.name = name
+        self.align = align
+        self.dims = [] if dims is None else dims
+        self.attrs = attrs
+        self.span = span
 
 
-@dataclass(slots=True, eq=False)
-class Function:
+class Function(_Node):
     """``.entry`` or ``.func``; ``body`` is ``None`` for a prototype declaration.
 
     ``directives`` are performance/attribute directives between the signature and
     the body (``.maxntid 128, 1, 1``), kept as text."""
 
-    kind: str  # ".entry" or ".func"
+    __slots__ = ("kind", "name", "params", "rets", "linkage", "attrs", "directives", "body", "span")
+    kind: str
     name: str
     params: list[Param]
-    rets: list[Param] = field(default_factory=list)
-    linkage: tuple[str, ...] = ()
-    attrs: tuple[str, ...] = ()  # e.g. ".noreturn", ".attribute(.unified(…))"
-    directives: list[str] = field(default_factory=list)
-    body: list[Stmt] | None = None
-    span: Span | None = None
+    rets: list[Param]
+    linkage: tuple[str, ...]
+    attrs: tuple[str, ...]
+    directives: list[str]
+    body: list[Stmt] | None
+    span: Span | None
+
+    def __init__(
+        self,
+        kind: str,
+        name: str,
+        params: list[Param],
+        rets: list[Param] | None = None,
+        linkage: tuple[str, ...] = (),
+        attrs: tuple[str, ...] = (),
+        directives: list[str] | None = None,
+        body: list[Stmt] | None = None,
+        span: Span | None = None,
+    ) -> None:
+        # ".entry" or ".func"
+        self.kind = kind
+        self.name = name
+        self.params = params
+        self.rets = [] if rets is None else rets
+        self.linkage = linkage
+        # e.g. ".noreturn", ".attribute(.unified(…))"
+        self.attrs = attrs
+        self.directives = [] if directives is None else directives
+        self.body = body
+        self.span = span
 
     @property
     def is_entry(self) -> bool:
         return self.kind == ".entry"
 
 
-@dataclass(slots=True, eq=False)
-class Directive:
+class Directive(_Node):
     """A module-level directive kept as text: ``.version``, ``.target``,
     ``.address_size``, ``.file``, ``.section`` blocks, and anything else that needs
     no interpretation.  ``name`` is the directive (``.target``) and ``text`` the
     complete source text of the item."""
 
+    __slots__ = ("name", "text", "span")
     name: str
     text: str
-    span: Span | None = None
+    span: Span | None
+
+    def __init__(self, name: str, text: str, span: Span | None = None) -> None:
+        self.name = name
+        self.text = text
+        self.span = span
 
 
 ModuleItem = Directive | VarDecl | Function
 
 
-@dataclass(slots=True, eq=False)
-class Module:
+class Module(_Node):
+    __slots__ = ("items", "filename")
     items: list[ModuleItem]
-    filename: str = "<input>"
+    filename: str
+
+    def __init__(self, items: list[ModuleItem], filename: str = "<input>") -> None:
+        self.items = items
+        self.filename = filename
 
     @property
     def functions(self) -> list[Function]:

@@ -29,7 +29,7 @@ A form is written ``"MODIFIERS : TYPES : OPERANDS"``:
   =======  ===============================================================
 
 An instruction missing from ``FORMS`` is checked only against the modifier
-vocabulary (``KNOWN_MODIFIERS``) and for declared registers.
+vocabulary (``known_modifiers()``) and for declared registers.
 """
 
 from __future__ import annotations

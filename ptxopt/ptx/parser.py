@@ -321,9 +321,9 @@ def section_keyword(word: str) -> bool:
         return False
     if _SELECTOR_WORD.fullmatch(word) and word not in (".b16", ".b32", ".b64", ".b1024"):
         return False
-    from ptxopt.ptx.validate import KNOWN_MODIFIERS
+    from ptxopt.ptx.validate import known_modifiers
 
-    return word in KNOWN_MODIFIERS or word in _DIRECTIVE_WORDS
+    return word in known_modifiers() or word in _DIRECTIVE_WORDS
 
 
 class Parser:

@@ -234,9 +234,18 @@ def _compile(text: str) -> _Form:
     return _Form(tuple(slots), types, tuple(o.rstrip("?") for o in ops), opt)
 
 
-_FORMS: dict[str, list[_Form]] = {
-    head: [_compile(f) for f in forms] for head, forms in FORMS.items()
-}
+_FORMS: dict[str, list[_Form]] = {}  # compiled on first use: most runs see few heads
+
+
+def forms_of(head: str) -> list[_Form] | None:
+    """The compiled forms of ``head`` (a key of ``FORMS``), ``None`` if it has none."""
+    forms = _FORMS.get(head)
+    if forms is None:
+        texts = FORMS.get(head)
+        if texts is None:
+            return None
+        forms = _FORMS[head] = [_compile(f) for f in texts]
+    return forms
 
 
 def _known_modifiers() -> frozenset[str]:
@@ -244,8 +253,8 @@ def _known_modifiers() -> frozenset[str]:
     known.update(ISA_MODIFIERS.split())
     for g in GROUPS.values():
         known.update(g.split())
-    for forms in _FORMS.values():
-        for f in forms:
+    for head in FORMS:
+        for f in forms_of(head) or ():
             for alts, _req in f.slots:
                 for a in alts:
                     known.update("." + p for p in a.split(".") if p)
@@ -254,7 +263,23 @@ def _known_modifiers() -> frozenset[str]:
     return frozenset(known)
 
 
-KNOWN_MODIFIERS = _known_modifiers()
+@functools.cache
+def _near_modifiers(head: str) -> frozenset[str]:
+    """A part of :func:`known_modifiers` enough for most instructions of ``head``:
+    types, state spaces and the modifiers its own forms name (the whole vocabulary
+    needs every form compiled, which a small kernel's run does not)."""
+    near: set[str] = set(TYPE_MODIFIERS) | set(STATE_SPACES)
+    for f in forms_of(head) or ():
+        for alts, _req in f.slots:
+            for a in alts:
+                near.update("." + p for p in a.split(".") if p)
+    return frozenset(near)
+
+
+@functools.cache
+def known_modifiers() -> frozenset[str]:
+    """Every modifier ptxopt knows (of any instruction), built on first use."""
+    return _known_modifiers()
 
 
 def _split_compound(mods: tuple[str, ...], form: _Form) -> list[str]:
@@ -278,9 +303,9 @@ def ignored_modifiers(opcode: str) -> frozenset[str]:
     """The :data:`IGNORED_MODIFIERS` that mean nothing on ``opcode`` (none of its
     forms names them).  An opcode without forms keeps them all."""
     named: set[str] = set()
-    for head, forms in _FORMS.items():
+    for head in FORMS:
         if head == opcode or head.startswith(opcode + "."):
-            for f in forms:
+            for f in forms_of(head) or ():
                 named.update(*f.types, *(alts for alts, _ in f.slots))
     if not named:
         return frozenset()
@@ -333,7 +358,7 @@ def _head_and_mods(ins: Instr) -> tuple[str, tuple[str, ...]]:
         return "cvt.pack", ins.mods
     if ins.mods:
         two = f"{ins.opcode}{ins.mods[0]}"
-        if two in _FORMS:
+        if two in FORMS:
             rest = ins.mods[1:]
             while rest[:1] == ins.mods[:1]:  # bar.sync.sync (measured: accepted)
                 rest = rest[1:]
@@ -647,14 +672,15 @@ class Validator:
 
     def form_of(self, ins: Instr) -> _Form | str | None:
         head, mods = _head_and_mods(ins)
-        forms = _FORMS.get(head)
         key = (head, mods)
         hit = self.match_cache.get(key)
         if hit is not None:
             return hit
+        forms = forms_of(head)
+        near = _near_modifiers(head)
         seen: set[str] = set()
         for m in mods:
-            if m not in KNOWN_MODIFIERS:
+            if m not in near and m not in known_modifiers():
                 res: _Form | str = f"unknown modifier '{m}' in '{ins.name}'"
                 self.match_cache[key] = res
                 return res
