@@ -15,70 +15,11 @@ order: ``ld.global.L2::128B.v4.f32`` is ``opcode="ld"`` with
 from __future__ import annotations
 
 from dataclasses import dataclass
-from operator import attrgetter
-from typing import Any, ClassVar
 
-_set = object.__setattr__
+from ptxopt.record import Node, Record, set_field
 
 
-def _slots(node: object) -> tuple[str, ...]:
-    slots: tuple[str, ...] = getattr(type(node), "__slots__")  # noqa: B009
-    return slots
-
-
-class _Value:
-    """Base of the immutable nodes (spans and operands): equal when of the same class
-    with equal compared fields, hashable, and read-only after ``__init__``.  Written
-    by hand rather than as dataclasses: the module is on every command's start-up
-    path, and generating the methods of 25 dataclasses took 10 ms of it."""
-
-    __slots__ = ()
-    _compare: ClassVar[tuple[str, ...]] = ()  # the fields equality and hash look at
-    _key: ClassVar[Any]
-
-    def __init_subclass__(cls) -> None:
-        names = cls.__dict__.get("_compare", cls.__slots__)
-        cls._compare = tuple(names)
-        cls._key = attrgetter(*cls._compare) if names else staticmethod(lambda _node: ())
-
-    def __eq__(self, other: object) -> bool:
-        if other.__class__ is not self.__class__:
-            return NotImplemented
-        return self._key(self) == self._key(other)  # type: ignore[no-any-return]
-
-    def __hash__(self) -> int:
-        return hash(self._key(self))
-
-    def __repr__(self) -> str:
-        fields = ", ".join(f"{n}={getattr(self, n)!r}" for n in _slots(self))
-        return f"{type(self).__name__}({fields})"
-
-    def __setattr__(self, name: str, value: object) -> None:
-        raise AttributeError(f"{type(self).__name__} is immutable: cannot set {name!r}")
-
-    def __delattr__(self, name: str) -> None:
-        raise AttributeError(f"{type(self).__name__} is immutable: cannot delete {name!r}")
-
-    def __getstate__(self) -> tuple[object, ...]:
-        return tuple(getattr(self, n) for n in _slots(self))
-
-    def __setstate__(self, state: tuple[object, ...]) -> None:
-        for n, v in zip(_slots(self), state, strict=True):
-            _set(self, n, v)
-
-
-class _Node:
-    """Base of the mutable nodes (statements, declarations, the module): compared by
-    identity, printed with their fields."""
-
-    __slots__ = ()
-
-    def __repr__(self) -> str:
-        fields = ", ".join(f"{n}={getattr(self, n)!r}" for n in _slots(self))
-        return f"{type(self).__name__}({fields})"
-
-
-class Span(_Value):
+class Span(Record):
     """A position in a source file (1-based line and column)."""
 
     __slots__ = ("file", "line", "col")
@@ -87,9 +28,9 @@ class Span(_Value):
     col: int
 
     def __init__(self, file: str, line: int, col: int) -> None:
-        _set(self, "file", file)
-        _set(self, "line", line)
-        _set(self, "col", col)
+        set_field(self, "file", file)
+        set_field(self, "line", line)
+        set_field(self, "col", col)
 
     def __str__(self) -> str:
         return f"{self.file}:{self.line}:{self.col}"
@@ -112,7 +53,7 @@ class PtxError(Exception):
 # Operands
 
 
-class Reg(_Value):
+class Reg(Record):
     """A register operand: ``%r1``, ``%p2``, a special register such as ``%tid.x``,
     or a user-named register (``val``)."""
 
@@ -120,13 +61,13 @@ class Reg(_Value):
     name: str
 
     def __init__(self, name: str) -> None:
-        _set(self, "name", name)
+        set_field(self, "name", name)
 
     def __str__(self) -> str:
         return self.name
 
 
-class Sel(_Value):
+class Sel(Record):
     """A source or destination of a video instruction: a register with an optional
     byte/half-word selector (``%r1.b0``, ``%r2.h1``, ``%r3.b3210``, ``%r4.h10``) and,
     for ``vmad``'s sources, an optional negation (``-%r5.h0``)."""
@@ -137,17 +78,17 @@ class Sel(_Value):
     neg: bool
 
     def __init__(self, reg: Reg, sel: str = "", neg: bool = False) -> None:
-        _set(self, "reg", reg)
+        set_field(self, "reg", reg)
         # the selector without its dot, e.g. "b0", "h10"
-        _set(self, "sel", sel)
-        _set(self, "neg", neg)
+        set_field(self, "sel", sel)
+        set_field(self, "neg", neg)
 
     def __str__(self) -> str:
         text = f"-{self.reg}" if self.neg else str(self.reg)
         return f"{text}.{self.sel}" if self.sel else text
 
 
-class Imm(_Value):
+class Imm(Record):
     """An immediate.  ``value`` is an int for integer literals and the decoded float
     for float literals; ``text`` is the source spelling, printed back verbatim.
     ``kind`` is ``"int"``, ``"f32"`` (``0fXXXXXXXX``) or ``"f64"`` (``0d…`` or a
@@ -159,15 +100,15 @@ class Imm(_Value):
     kind: str
 
     def __init__(self, value: int | float, text: str, kind: str = "int") -> None:
-        _set(self, "value", value)
-        _set(self, "text", text)
-        _set(self, "kind", kind)
+        set_field(self, "value", value)
+        set_field(self, "text", text)
+        set_field(self, "kind", kind)
 
     def __str__(self) -> str:
         return self.text
 
 
-class RegImm(_Value):
+class RegImm(Record):
     """A register plus a constant, ``%r2+7``, read as a source operand: the sum
     modulo the register's width (ptxas folds it into the instruction)."""
 
@@ -176,27 +117,27 @@ class RegImm(_Value):
     offset: int
 
     def __init__(self, reg: Reg, offset: int) -> None:
-        _set(self, "reg", reg)
-        _set(self, "offset", offset)
+        set_field(self, "reg", reg)
+        set_field(self, "offset", offset)
 
     def __str__(self) -> str:
         return f"{self.reg}+{self.offset}"
 
 
-class Sym(_Value):
+class Sym(Record):
     """A symbol: a label, variable, function or branch-target table name."""
 
     __slots__ = ("name",)
     name: str
 
     def __init__(self, name: str) -> None:
-        _set(self, "name", name)
+        set_field(self, "name", name)
 
     def __str__(self) -> str:
         return self.name
 
 
-class Sink(_Value):
+class Sink(Record):
     """The ``_`` placeholder: a destination whose value is discarded."""
 
     __slots__ = ()
@@ -208,33 +149,33 @@ class Sink(_Value):
         return "_"
 
 
-class Not(_Value):
+class Not(Record):
     """A negated predicate source: ``!%p``."""
 
     __slots__ = ("operand",)
     operand: Reg
 
     def __init__(self, operand: Reg) -> None:
-        _set(self, "operand", operand)
+        set_field(self, "operand", operand)
 
     def __str__(self) -> str:
         return f"!{self.operand}"
 
 
-class Vec(_Value):
+class Vec(Record):
     """A vector operand ``{a, b, c, d}``; elements may be :class:`Sink`."""
 
     __slots__ = ("elems",)
     elems: tuple[Operand, ...]
 
     def __init__(self, elems: tuple[Operand, ...]) -> None:
-        _set(self, "elems", elems)
+        set_field(self, "elems", elems)
 
     def __str__(self) -> str:
         return "{" + ", ".join(str(e) for e in self.elems) + "}"
 
 
-class Pair(_Value):
+class Pair(Record):
     """Two predicate destinations ``%p|%q`` (``setp``, ``mma`` with predicates)."""
 
     __slots__ = ("first", "second")
@@ -242,14 +183,14 @@ class Pair(_Value):
     second: Operand
 
     def __init__(self, first: Operand, second: Operand) -> None:
-        _set(self, "first", first)
-        _set(self, "second", second)
+        set_field(self, "first", first)
+        set_field(self, "second", second)
 
     def __str__(self) -> str:
         return f"{self.first}|{self.second}"
 
 
-class Addr(_Value):
+class Addr(Record):
     """A memory address ``[base+offset]``.  ``base`` is a register, a symbol, a
     vector (texture coordinates) or ``None`` for an absolute address, in which case
     ``offset`` holds it.  ``extra`` holds further comma-separated operands inside the
@@ -269,12 +210,12 @@ class Addr(_Value):
         extra: tuple[Operand, ...] = (),
         plus_zero: bool = False,
     ) -> None:
-        _set(self, "base", base)
-        _set(self, "offset", offset)
-        _set(self, "extra", extra)
+        set_field(self, "base", base)
+        set_field(self, "offset", offset)
+        set_field(self, "extra", extra)
         # "+0" was written: kept, since ptxas without optimization (-G) assembles
         # [%r+0] and [%r] differently (not compared)
-        _set(self, "plus_zero", plus_zero)
+        set_field(self, "plus_zero", plus_zero)
 
     def __str__(self) -> str:
         if self.base is None:
@@ -288,27 +229,27 @@ class Addr(_Value):
         return f"[{inner}]"
 
 
-class ParenList(_Value):
+class ParenList(Record):
     """A parenthesized operand list, as in ``call (ret0), f, (p0, p1)``."""
 
     __slots__ = ("items",)
     items: tuple[Operand, ...]
 
     def __init__(self, items: tuple[Operand, ...]) -> None:
-        _set(self, "items", items)
+        set_field(self, "items", items)
 
     def __str__(self) -> str:
         return "(" + ", ".join(str(e) for e in self.items) + ")"
 
 
-class Expr(_Value):
+class Expr(Record):
     """A constant expression kept as text (``sym+4``, ``(a-b)``, ``generic(sym)``)."""
 
     __slots__ = ("text",)
     text: str
 
     def __init__(self, text: str) -> None:
-        _set(self, "text", text)
+        set_field(self, "text", text)
 
     def __str__(self) -> str:
         return self.text
@@ -338,7 +279,7 @@ class Instr:
         return self.opcode + "".join(self.mods)
 
 
-class Label(_Node):
+class Label(Node):
     __slots__ = ("name", "span")
     name: str
     span: Span | None
@@ -348,7 +289,7 @@ class Label(_Node):
         self.span = span
 
 
-class RegDecl(_Node):
+class RegDecl(Node):
     """``.reg .b32 %r<10>, %x;`` — each entry is ``(name, count)``; a count of
     ``None`` declares the single register ``name``, an integer ``n`` declares
     ``name0`` … ``name{n-1}``.  ``vector`` is ``""`` or ``".v2"``/``".v4"``."""
@@ -375,7 +316,7 @@ class RegDecl(_Node):
         self.span = span
 
 
-class VarDecl(_Node):
+class VarDecl(Node):
     """A variable: ``[linkage] .space [.align n] [.v4] .type name[dims] [= init];``.
 
     ``attrs`` holds other attribute tokens in order (``.ptr``, ``.managed`` …).
@@ -444,7 +385,7 @@ class DebugLoc:
     before: tuple[DebugLoc, ...] = ()
 
 
-class BranchTargets(_Node):
+class BranchTargets(Node):
     """``name: .branchtargets L1, L2, …;`` (a ``brx.idx`` label table)."""
 
     __slots__ = ("name", "labels", "span")
@@ -458,7 +399,7 @@ class BranchTargets(_Node):
         self.span = span
 
 
-class RawStmt(_Node):
+class RawStmt(Node):
     """A statement kept verbatim (``.pragma``, ``.callprototype``, ``.calltargets``)."""
 
     __slots__ = ("text", "span")
@@ -470,7 +411,7 @@ class RawStmt(_Node):
         self.span = span
 
 
-class Scope(_Node):
+class Scope(Node):
     """A nested ``{ … }`` block; declarations inside are local to it."""
 
     __slots__ = ("body", "span")
@@ -489,7 +430,7 @@ Stmt = Instr | Label | RegDecl | VarDecl | DebugLoc | BranchTargets | RawStmt | 
 # Module level
 
 
-class Param(_Node):
+class Param(Node):
     """A kernel or function parameter: ``.param [.align n] .type [.ptr .space
     .align n] name[dims]`` (``space`` is ``.param`` or ``.reg``)."""
 
@@ -521,7 +462,7 @@ class Param(_Node):
         self.span = span
 
 
-class Function(_Node):
+class Function(Node):
     """``.entry`` or ``.func``; ``body`` is ``None`` for a prototype declaration.
 
     ``directives`` are performance/attribute directives between the signature and
@@ -567,7 +508,7 @@ class Function(_Node):
         return self.kind == ".entry"
 
 
-class Directive(_Node):
+class Directive(Node):
     """A module-level directive kept as text: ``.version``, ``.target``,
     ``.address_size``, ``.file``, ``.section`` blocks, and anything else that needs
     no interpretation.  ``name`` is the directive (``.target``) and ``text`` the
@@ -587,7 +528,7 @@ class Directive(_Node):
 ModuleItem = Directive | VarDecl | Function
 
 
-class Module(_Node):
+class Module(Node):
     __slots__ = ("items", "filename")
     items: list[ModuleItem]
     filename: str

@@ -43,7 +43,6 @@ Divergence classes (``OpInfo.divergence``):
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import Any
 
 from ptxopt.ptx.ast import (
@@ -60,6 +59,7 @@ from ptxopt.ptx.ast import (
     Vec,
 )
 from ptxopt.ptx.types import is_float, is_int, type_mods
+from ptxopt.record import Record, set_field
 
 __all__ = [
     "OpInfo",
@@ -76,10 +76,32 @@ __all__ = [
 ]
 
 
-@dataclass(frozen=True, slots=True)
-class OpInfo:
+class OpInfo(Record):
     """What the table knows about one instruction form (see the module docstring)."""
 
+    __slots__ = (
+        "name",
+        "defs",
+        "uses",
+        "rmw",
+        "type",
+        "space",
+        "mem",
+        "side_effects",
+        "barrier",
+        "terminator",
+        "carry_in",
+        "carry_out",
+        "commutative",
+        "pure",
+        "divergence",
+        "types",
+        "addrs",
+        "convergent",
+        "invariant_mem",
+        "ur_min_sm",
+        "arity",
+    )
     name: str  # the table key: "add", "ld", "wgmma.mma_async"
     defs: tuple[int, ...]  # operand indices written
     uses: tuple[int, ...]  # operand indices read (addresses included)
@@ -95,37 +117,140 @@ class OpInfo:
     commutative: bool  # the first two sources may be swapped
     pure: bool  # result depends only on operands: CSE/DCE/hoisting may act
     divergence: str  # seed class for the divergence analysis
-    types: tuple[str, ...] = ()  # every type modifier in source order (cvt: dst, src)
-    addrs: tuple[int, ...] = ()  # operand indices that are memory addresses
-    convergent: bool = False  # result/effect depends on which lanes execute it together
-    invariant_mem: bool = False  # reads memory that cannot change in the kernel
-    ur_min_sm: int | None = None  # lowest sm_ on which the uniform datapath can run it
-    arity: tuple[int, ...] = ()  # operand counts this form accepts
+    types: tuple[str, ...]  # every type modifier in source order (cvt: dst, src)
+    addrs: tuple[int, ...]  # operand indices that are memory addresses
+    convergent: bool  # result/effect depends on which lanes execute it together
+    invariant_mem: bool  # reads memory that cannot change in the kernel
+    ur_min_sm: int | None  # lowest sm_ on which the uniform datapath can run it
+    arity: tuple[int, ...]  # operand counts this form accepts
+
+    def __init__(
+        self,
+        name: str,
+        defs: tuple[int, ...],
+        uses: tuple[int, ...],
+        rmw: tuple[int, ...],
+        type: str | None,
+        space: str | None,
+        mem: str | None,
+        side_effects: bool,
+        barrier: bool,
+        terminator: bool,
+        carry_in: bool,
+        carry_out: bool,
+        commutative: bool,
+        pure: bool,
+        divergence: str,
+        *,
+        types: tuple[str, ...] = (),
+        addrs: tuple[int, ...] = (),
+        convergent: bool = False,
+        invariant_mem: bool = False,
+        ur_min_sm: int | None = None,
+        arity: tuple[int, ...] = (),
+    ) -> None:
+        set_field(self, "name", name)
+        set_field(self, "defs", defs)
+        set_field(self, "uses", uses)
+        set_field(self, "rmw", rmw)
+        set_field(self, "type", type)
+        set_field(self, "space", space)
+        set_field(self, "mem", mem)
+        set_field(self, "side_effects", side_effects)
+        set_field(self, "barrier", barrier)
+        set_field(self, "terminator", terminator)
+        set_field(self, "carry_in", carry_in)
+        set_field(self, "carry_out", carry_out)
+        set_field(self, "commutative", commutative)
+        set_field(self, "pure", pure)
+        set_field(self, "divergence", divergence)
+        set_field(self, "types", types)
+        set_field(self, "addrs", addrs)
+        set_field(self, "convergent", convergent)
+        set_field(self, "invariant_mem", invariant_mem)
+        set_field(self, "ur_min_sm", ur_min_sm)
+        set_field(self, "arity", arity)
 
 
 # ---------------------------------------------------------------------------
 # Table specification
 
 
-@dataclass(frozen=True, slots=True)
-class _Spec:
+class _Spec(Record):
+    __slots__ = (
+        "key",
+        "pattern",
+        "by_mod",
+        "mem",
+        "side_effects",
+        "barrier",
+        "terminator",
+        "commutative",
+        "carry_in",
+        "cc",
+        "divergence",
+        "div_by_mod",
+        "convergent",
+        "invariant_mem",
+        "ur",
+        "stateful",
+        "space_default",
+    )
     key: str
     pattern: str
-    by_mod: tuple[tuple[str, str], ...] = ()  # (modifier, pattern) overrides, first wins
-    mem: str | None = None
-    side_effects: bool = False
-    barrier: bool = False
-    terminator: bool = False
-    commutative: bool = False
-    carry_in: bool = False
-    cc: bool = False  # accepts .cc (carry out)
-    divergence: str = "default"
-    div_by_mod: tuple[tuple[str, str], ...] = ()
-    convergent: bool = False
-    invariant_mem: bool = False
-    ur: str = ""  # "" no; "int": int types sm_75; "num": int sm_75, f32 sm_100; "any": sm_75
-    stateful: bool = False  # result depends on hidden state (not pure) without side effects
-    space_default: str = ""  # state space when no space modifier is written
+    by_mod: tuple[tuple[str, str], ...]  # (modifier, pattern) overrides, first wins
+    mem: str | None
+    side_effects: bool
+    barrier: bool
+    terminator: bool
+    commutative: bool
+    carry_in: bool
+    cc: bool  # accepts .cc (carry out)
+    divergence: str
+    div_by_mod: tuple[tuple[str, str], ...]
+    convergent: bool
+    invariant_mem: bool
+    ur: str  # "" no; "int": int types sm_75; "num": int sm_75, f32 sm_100; "any": sm_75
+    stateful: bool  # result depends on hidden state (not pure) without side effects
+    space_default: str  # state space when no space modifier is written
+
+    def __init__(
+        self,
+        key: str,
+        pattern: str,
+        by_mod: tuple[tuple[str, str], ...] = (),
+        mem: str | None = None,
+        side_effects: bool = False,
+        barrier: bool = False,
+        terminator: bool = False,
+        commutative: bool = False,
+        carry_in: bool = False,
+        cc: bool = False,
+        divergence: str = "default",
+        div_by_mod: tuple[tuple[str, str], ...] = (),
+        convergent: bool = False,
+        invariant_mem: bool = False,
+        ur: str = "",
+        stateful: bool = False,
+        space_default: str = "",
+    ) -> None:
+        set_field(self, "key", key)
+        set_field(self, "pattern", pattern)
+        set_field(self, "by_mod", by_mod)
+        set_field(self, "mem", mem)
+        set_field(self, "side_effects", side_effects)
+        set_field(self, "barrier", barrier)
+        set_field(self, "terminator", terminator)
+        set_field(self, "commutative", commutative)
+        set_field(self, "carry_in", carry_in)
+        set_field(self, "cc", cc)
+        set_field(self, "divergence", divergence)
+        set_field(self, "div_by_mod", div_by_mod)
+        set_field(self, "convergent", convergent)
+        set_field(self, "invariant_mem", invariant_mem)
+        set_field(self, "ur", ur)
+        set_field(self, "stateful", stateful)
+        set_field(self, "space_default", space_default)
 
 
 def _with_boolop(pattern: str) -> tuple[tuple[str, str], ...]:
