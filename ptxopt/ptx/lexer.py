@@ -50,19 +50,21 @@ INIT_LIST = 7
 
 # Each match is the whitespace and comments before a token, then the token (or the
 # end of the text): one match per token keeps the Python loop short.  Groups are
-# numbered (a number is cheaper to get than a name): see _KINDS.
+# numbered (a number is cheaper to get than a name): see _KINDS.  An identifier
+# cannot start like a number, nor a number like punctuation, so the order of the
+# alternatives only matters for '%' and '=' (an identifier or a list first).
 _TOKEN_RE = re.compile(
     r"""
-    (?:[ \t\r\n\f]+|//[^\n]*|/\*.*?\*/
-      |(?<![^\n])\#[ \t]*[0-9]+[ \t]+"[^"\n]*"[^\n]*)*
+    [ \t\r\n\f]*(?:(?://[^\n]*|/\*.*?\*/
+      |(?<![^\n])\#[ \t]*[0-9]+[ \t]+"[^"\n]*"[^\n]*)[ \t\r\n\f]*)*
     (?:
-      ((?:0[fF][0-9a-fA-F]{8}|0[dD][0-9a-fA-F]{16}
+      ((?:[A-Za-z][\w$]*|[_$%][\w$]+)(?:\.[\w$:]+)*|_)
+    | (=[ \t\r\n]*\{[0-9 \t\r\n,]*\})
+    | ([{}()\[\];,:+\-!|@<>=*/~&^%?\\])
+    | ((?:0[fF][0-9a-fA-F]{8}|0[dD][0-9a-fA-F]{16}
         |0[xX][0-9a-fA-F]+U?|0[bB][01]+U?
         |(?:[0-9]+\.[0-9]*|\.[0-9]+)(?:[eE][+-]?[0-9]+)?|[0-9]+[eE][+-]?[0-9]+
         |0[0-7]*U?|[1-9][0-9]*U?)(?![\w.]))
-    | ((?:[A-Za-z][\w$]*|[_$%][\w$]+)(?:\.[\w$:]+)*|_)
-    | (=[ \t\r\n]*\{[0-9 \t\r\n,]*\})
-    | ([{}()\[\];,:+\-!|@<>=*/~&^%?\\])
     | (\.[A-Za-z_][\w$:]*)
     | ("(?:[^"\\\n]|\\.)*")
     | (\Z)
@@ -73,8 +75,9 @@ _TOKEN_RE = re.compile(
     re.VERBOSE | re.DOTALL | re.ASCII,
 )
 _VERSION_THEN_DIRECTIVE = re.compile(r"([0-9]+\.[0-9]+)(\.[A-Za-z_][\w$]*)\Z")
-# token kind per group number; 7: end of text, 8: malformed number, 9: anything else
-_KINDS = (0, NUM, ID, INIT_LIST, PUNCT, DIR, STR)
+# token kind per group number (the most frequent kinds first: the alternatives are
+# tried in order); 7: end of text, 8: malformed number, 9: anything else
+_KINDS = (0, ID, INIT_LIST, PUNCT, NUM, DIR, STR)
 
 Token = tuple[int, str, int]
 
