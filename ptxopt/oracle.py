@@ -21,15 +21,13 @@ given input and tool version.
 
 from __future__ import annotations
 
-import glob
 import os
 import re
-import shutil
-import subprocess
 import sys
-import tempfile
 from dataclasses import dataclass, field
-from pathlib import Path
+
+# glob, shutil, subprocess, tempfile and pathlib are imported where they are used:
+# the passes import this module for sm_number alone, on every command's start-up
 
 __all__ = [
     "AssembleResult",
@@ -52,18 +50,23 @@ MEASURE_TARGETS = ("sm_75", "sm_80", "sm_90")
 
 def find_ptxas() -> str | None:
     """``$PTXOPT_PTXAS`` or ``ptxas`` on PATH; ``None`` when there is none."""
+    import shutil
+
     env = os.environ.get("PTXOPT_PTXAS")
     if env:
-        return env if Path(env).is_file() else None
+        return env if os.path.isfile(env) else None
     return shutil.which("ptxas")
 
 
 def find_nvdisasm() -> str | None:
     """``$PTXOPT_NVDISASM``, ``nvdisasm`` on PATH, the ``nvidia-cuda-nvdisasm`` wheel
     (any ``cuNN``), Triton's bundled copy, or a CUDA toolkit; ``None`` when none."""
+    import glob
+    import shutil
+
     env = os.environ.get("PTXOPT_NVDISASM")
     if env:
-        return env if Path(env).is_file() else None
+        return env if os.path.isfile(env) else None
     cands = [shutil.which("nvdisasm") or ""]
     for prefix in dict.fromkeys([sys.prefix, sys.base_prefix]):
         site = prefix + "/lib/python*/site-packages"
@@ -72,7 +75,7 @@ def find_nvdisasm() -> str | None:
         cands += glob.glob(site + "/triton/backends/nvidia/bin/nvdisasm")
     cands += sorted(glob.glob("/usr/local/cuda*/bin/nvdisasm"), reverse=True)
     for c in cands:
-        if c and Path(c).is_file():
+        if c and os.path.isfile(c):
             return c
     return None
 
@@ -324,7 +327,10 @@ def assemble(
     :func:`line_table`).  Raises
     :class:`FileNotFoundError` when ptxas is missing (callers that can do without it
     ask :func:`find_ptxas` first)."""
+    import subprocess
+    import tempfile
     import time
+    from pathlib import Path
 
     ptxas = find_ptxas()
     if ptxas is None:
