@@ -63,6 +63,12 @@ def test_opt_imports_no_numpy_nor_interpreter(tmp_path: Path) -> None:
     assert heavy(mods) == []
     mods = imported_modules("-m", "ptxopt.cli", "opt", "-O", "example:reduce", "-o", str(out))
     assert not heavy(mods) or "ptxopt.ir.fold" in mods
+    # reading and writing immediates needs no interpreter: a kernel with constants
+    # but nothing to fold (as most are) runs the whole pipeline without numpy
+    kernel = ROOT / "tests" / "corpus" / "triton" / "matmul_fp16.sm80.ptx"
+    mods = imported_modules("-m", "ptxopt.cli", "opt", "-O", str(kernel), "-o", str(out))
+    assert "ptxopt.ir.immediates" in mods and "ptxopt.transforms.general_optimize" in mods
+    assert heavy(mods) == []
 
 
 def test_version_is_light() -> None:

@@ -13,9 +13,8 @@ Only instructions that are pure per-lane functions of their operands are evaluat
 (:data:`FOLDABLE`); anything that touches memory, the warp, special registers or
 the carry flag is refused.
 
-:func:`imm_for` spells a bit pattern as the immediate an operand of a given type
-accepts (decimal integers, ``0f``/``0d`` hex floats); :func:`imm_bits` reads one
-back.
+:func:`imm_for` and :func:`imm_bits` (spelling a bit pattern as an immediate and
+reading one back) live in :mod:`ptxopt.ir.immediates`, which needs no numpy.
 """
 
 from __future__ import annotations
@@ -25,13 +24,14 @@ from typing import Any
 
 import numpy as np
 
+from ptxopt.ir.immediates import imm_bits, imm_for
 from ptxopt.ptx.ast import Imm, Instr, Reg
 from ptxopt.ptx.opcodes import lookup
 from ptxopt.sim.errors import SimError
 from ptxopt.sim.ops import HANDLERS, Decoder
 from ptxopt.sim.values import TYPES, Operands, imm_scalar
 
-__all__ = ["FOLDABLE", "evaluate", "imm_bits", "imm_for", "width_of"]
+__all__ = ["FOLDABLE", "evaluate", "imm_bits", "imm_bits_rounded", "imm_for", "width_of"]
 
 #: opcodes evaluated at compile time when every source is a constant (never the
 #: ``.approx`` forms, whose hardware results the interpreter only approximates, nor
@@ -149,38 +149,15 @@ def evaluate(
     return out
 
 
-def imm_for(bits: int, optype: str) -> Imm | None:
-    """The immediate that an operand of type ``optype`` reads as ``bits``; None
-    where PTX has no immediate of that type (half, packed, 128-bit, predicate)."""
+def imm_bits_rounded(imm: Imm, optype: str) -> int | None:
+    """:func:`imm_bits` where the interpreter's reader is needed: a literal rounded
+    to ``optype`` (a decimal or ``0d`` literal read by an ``.f32`` operand)."""
     t = TYPES.get(optype)
-    if t is None or t.kind not in ("u", "s", "b", "f"):
+    if t is None:
         return None
-    w = t.size * 8
-    bits &= (1 << w) - 1
-    if t.kind == "f":
-        if w == 32:
-            val = float(np.array(bits, dtype=np.uint32).view(np.float32))
-            return Imm(val, f"0f{bits:08X}", "f32")
-        val = float(np.array(bits, dtype=np.uint64).view(np.float64))
-        return Imm(val, f"0d{bits:016X}", "f64")
-    if t.kind == "s" and bits >> (w - 1):
-        v = bits - (1 << w)
-        return Imm(v, str(v))
-    if w <= 8:
-        return None  # 8-bit instruction types do not exist outside ld/st/cvt
-    return Imm(bits, str(bits) if bits < 1 << 31 else f"0x{bits:X}")
-
-
-def imm_bits(imm: Imm, optype: str) -> int | None:
-    """The bit pattern (of ``optype``'s width) that an operand of type ``optype``
-    reads from ``imm``; None for types without a plain bit pattern."""
-    t = TYPES.get(optype)
-    if t is None or t.kind not in ("u", "s", "b", "f", "p"):
-        return None
-    try:
-        v = imm_scalar(imm, t, None)
-    except (ValueError, OverflowError, TypeError):
-        return None
-    if t.kind == "p":
-        return int(bool(v))
-    return int(np.array(v, dtype=t.dt).view(t.ut))
+    with np.errstate(all="ignore"):  # a literal past FLT_MAX reads as infinity
+        try:
+            v = imm_scalar(imm, t, None)
+        except (ValueError, OverflowError, TypeError):
+            return None
+        return int(np.array(v, dtype=t.dt).view(t.ut))

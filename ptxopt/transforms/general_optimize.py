@@ -64,13 +64,13 @@ def evaluate(ins: Instr, types: Any, inputs: Any) -> Any:
 
 
 def imm_bits(imm: Imm, t: str) -> int | None:
-    from ptxopt.ir.fold import imm_bits as _imm_bits
+    from ptxopt.ir.immediates import imm_bits as _imm_bits
 
     return _imm_bits(imm, t)
 
 
 def imm_for(bits: int, t: str) -> Imm | None:
-    from ptxopt.ir.fold import imm_for as _imm_for
+    from ptxopt.ir.immediates import imm_for as _imm_for
 
     return _imm_for(bits, t)
 
