@@ -3,10 +3,11 @@
 Each ``ptxopt-ptxas`` run is a new process; importing ptxopt costs more than
 optimizing a typical kernel.  The first run starts this server in the background
 (modules loaded once); later runs send their PTX over the socket and get the
-optimized PTX back, paying only a thin client's start-up.  The server forks one
-child per request (several builds, ``make -j``, run in parallel on the warm
-modules, and a crash in one request cannot take the server down) and exits after
-``PTXOPT_SERVER_IDLE`` seconds without a request (default 300).
+optimized PTX back, paying only a thin client's start-up.  The server warms up
+once, then forks a few worker processes that serve the requests (several builds,
+``make -j``, run in parallel; a crash in a request ends only its worker, which is
+replaced) and exits after ``PTXOPT_SERVER_IDLE`` seconds without a request
+(default 300).
 
 The client never depends on it: no server, a server that does not start, dies
 mid-request or answers garbage all mean "do the work in this process".  An error
@@ -186,12 +187,12 @@ def ping(path: str | None = None) -> int | None:
 
 
 def _handle(conn: socket.socket) -> None:
-    """Serve one request (in a forked child)."""
+    """Serve one request (in a worker)."""
     from ptxopt.dropin import optimize_text
 
     msg = _recv(conn)
     if msg.get("op") == "ping":
-        _send(conn, {"ok": True, "pid": os.getppid()})
+        _send(conn, {"ok": True, "pid": os.getppid(), "worker": os.getpid()})
         return
     if os.environ.get("PTXOPT_SERVER_TESTING") == "1" and msg.get("name") == "<crash>":
         os._exit(3)  # tests: a request that dies half way
@@ -210,11 +211,11 @@ def _handle(conn: socket.socket) -> None:
 
 
 def warm_up() -> None:
-    """Do, once in the server, everything a request's first run would do in each
-    forked child: import what the passes import on first use, fill the parser's and
-    validator's caches, compile the regular expressions.  The bundled example goes
-    through the default pipeline for an sm_80 and an sm_90 target; then the heap is
-    frozen so that the children's garbage collections do not walk (and copy) it."""
+    """Do, once in the server, what a worker's first request would otherwise do:
+    import what the passes import on first use, fill the parser's and validator's
+    caches, compile the regular expressions.  The bundled example goes through the
+    default pipeline for an sm_80 and an sm_90 target; then the heap is frozen so
+    that the workers' garbage collections do not walk (and copy) it."""
     import gc
     from importlib import resources
 
@@ -249,51 +250,127 @@ def _bind(path: str) -> socket.socket | None:
     return sock
 
 
+def worker_count() -> int:
+    """Requests served at once: ``$PTXOPT_SERVER_WORKERS`` or the CPU count (>= 2)."""
+    try:
+        return max(1, int(os.environ["PTXOPT_SERVER_WORKERS"]))
+    except (KeyError, ValueError):
+        return max(2, os.cpu_count() or 1)
+
+
+def _die_with_parent() -> None:
+    """Ask Linux to end this worker when the server dies, even by SIGKILL (elsewhere
+    the worker notices by polling its parent)."""
+    try:
+        import ctypes
+        import signal
+
+        libc = ctypes.CDLL(None, use_errno=True)
+        libc.prctl(1, int(signal.SIGTERM))  # PR_SET_PDEATHSIG
+    except (OSError, AttributeError):
+        pass
+
+
+def _work(sock: socket.socket, parent: int, beat: int) -> None:
+    """A worker: serve requests one after the other until the server goes away or
+    :data:`WORKER_REQUESTS` are done (then the server starts a fresh one, so nothing
+    a request leaves behind accumulates).  ``+``/``-`` on ``beat`` tell the server
+    when a request starts and ends (its idle clock)."""
+    _die_with_parent()
+    sock.settimeout(0.2)
+    served = 0
+    while served < WORKER_REQUESTS and os.getppid() == parent:
+        try:
+            conn, _ = sock.accept()
+        except TimeoutError:
+            continue
+        except OSError:
+            return
+        os.write(beat, b"+")
+        try:
+            with conn:
+                conn.settimeout(None)
+                _handle(conn)
+        except Exception:
+            pass  # the client sees the connection close and works in process
+        os.write(beat, b"-")
+        served += 1
+
+
+WORKER_REQUESTS = 500
+
+
 def serve(path: str, idle: float) -> int:
-    """Accept requests on ``path`` until ``idle`` seconds pass without one."""
+    """Accept requests on ``path`` until ``idle`` seconds pass without one.
+
+    The server warms up once, then forks :func:`worker_count` workers that take the
+    connections themselves, each keeping what its requests warmed (a process per
+    request would redo the first-run work of every input and copy the pages it
+    touches).  A worker that dies -- a crash in a request -- is replaced."""
     import select
+    import signal
 
     sock = _bind(path)
     if sock is None:
         return 0
     warm_up()
     ino = os.stat(path).st_ino
-    children: set[int] = set()
+    parent = os.getpid()
+    workers: dict[int, int] = {}  # pid -> read end of its beat pipe
+    busy: dict[int, int] = {}  # read end -> requests in progress
     last = time.monotonic()
+
+    def spawn() -> None:
+        r, w = os.pipe()
+        pid = os.fork()
+        if pid == 0:
+            code = 0
+            try:
+                os.close(r)
+                _work(sock, parent, w)
+            except BaseException:
+                code = 1
+            finally:
+                os._exit(code)
+        os.close(w)
+        workers[pid] = r
+        busy[r] = 0
+
     try:
+        for _ in range(worker_count()):
+            spawn()
         while True:
-            for pid in list(children):
+            for pid in list(workers):
                 done, _ = os.waitpid(pid, os.WNOHANG)
-                if done:
-                    children.discard(pid)
-            if children:
+                if done:  # finished its share or crashed: its request is over
+                    r = workers.pop(pid)
+                    busy.pop(r, None)
+                    os.close(r)
+                    spawn()
+            ready, _, _ = select.select(list(busy), [], [], min(0.2, max(idle, 0.01)))
+            for r in ready:
+                data = os.read(r, 4096)
+                busy[r] += data.count(b"+") - data.count(b"-")
                 last = time.monotonic()
-            elif time.monotonic() - last > idle:
+            if not any(busy.values()) and time.monotonic() - last > idle:
                 break
             try:
                 if os.stat(path).st_ino != ino:
                     break  # replaced by another server
             except FileNotFoundError:
                 break
-            ready, _, _ = select.select([sock], [], [], min(0.2, max(idle, 0.01)))
-            if not ready:
-                continue
-            conn, _ = sock.accept()
-            last = time.monotonic()
-            pid = os.fork()
-            if pid == 0:
-                code = 0
-                try:
-                    sock.close()
-                    _handle(conn)
-                except BaseException:
-                    code = 1
-                finally:
-                    os._exit(code)
-            conn.close()
-            children.add(pid)
     finally:
         sock.close()
+        for pid in workers:
+            try:
+                os.kill(pid, signal.SIGTERM)
+            except ProcessLookupError:
+                pass
+        for pid in workers:
+            try:
+                os.waitpid(pid, 0)
+            except ChildProcessError:
+                pass
         try:
             if os.stat(path).st_ino == ino:
                 os.unlink(path)

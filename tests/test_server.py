@@ -102,6 +102,35 @@ def test_crash_mid_request(srv: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     assert server.request(PTX, "r.ptx", None, "none", []) is not None
 
 
+def worker_pid() -> int:
+    s = server._connect(server.socket_path())
+    assert s is not None
+    with s:
+        server._send(s, {"op": "ping"})
+        pid = server._recv(s)["worker"]
+    assert isinstance(pid, int)
+    return pid
+
+
+def test_workers_are_reused_and_replaced(srv: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """One worker serves request after request (what it warmed stays warm); one that
+    dies in a request is replaced, and the workers end with the server."""
+    monkeypatch.setenv("PTXOPT_SERVER_WORKERS", "1")
+    monkeypatch.setenv("PTXOPT_SERVER_TESTING", "1")
+    assert server.request(PTX, "r.ptx", None, "none", []) is not None
+    first = worker_pid()
+    assert server.request(PTX, "r.ptx", None, None, []) is not None
+    assert worker_pid() == first and alive(first)
+    assert server.request(PTX, "<crash>", None, "none", []) is None
+    assert wait_for(lambda: not alive(first))
+    second = worker_pid()
+    assert second != first
+    pid = server.ping()
+    assert pid is not None
+    os.kill(pid, signal.SIGKILL)
+    assert wait_for(lambda: not alive(second)), "a worker outlived its server"
+
+
 def test_stale_socket_and_dead_server(srv: Path) -> None:
     srv.mkdir(mode=0o700)
     path = server.socket_path()
