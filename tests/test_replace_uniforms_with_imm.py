@@ -182,3 +182,35 @@ def test_an_instruction_keeps_one_register_source() -> None:
     launch(src, "f", 1, 1, [a, 1.5])
     launch(text, "f", 1, 1, [b, 1.5])
     assert a.view(np.uint64)[0] == b.view(np.uint64)[0]
+
+
+def test_nested_const_tables_fold_with_their_row_padding() -> None:
+    """{{1}, {3, 4}} in a [2][2] table is 1 0 3 4 (each row padded, as ptxas lays it
+    out); reading the numbers one after the other would fold [t+4] to 3."""
+    src = """.version 8.0
+.target sm_80
+.address_size 64
+.const .align 4 .u32 t[2][2] = {{1}, {3, 4}};
+.const .align 4 .u32 u[] = {5, 6};
+.visible .entry k(.param .u64 k_out)
+{
+  .reg .b32 %r<5>;
+  .reg .b64 %rd<3>;
+  ld.param.u64 %rd1, [k_out];
+  cvta.to.global.u64 %rd2, %rd1;
+  ld.const.u32 %r1, [t+4];
+  ld.const.u32 %r2, [t+8];
+  ld.const.u32 %r3, [u+4];
+  st.global.u32 [%rd2], %r1;
+  st.global.u32 [%rd2+4], %r2;
+  st.global.u32 [%rd2+8], %r3;
+  ret;
+}
+"""
+    res = optimize(src, "k.ptx", [PASS])
+    assert "ld.const" not in res.text
+    assert res.report.stats[PASS]["constant loads folded"] == 3
+    before, after = np.zeros(3, np.uint32), np.zeros(3, np.uint32)
+    launch(src, "k", 1, 1, [before])
+    launch(res.text, "k", 1, 1, [after])
+    assert before.tolist() == after.tolist() == [0, 3, 6]

@@ -151,6 +151,33 @@ def test_module_variables_are_initialized_and_reported() -> None:
     assert res.globals["g"].view(np.uint32).tolist() == [60, 6, 7]
 
 
+def test_initializers_are_laid_out_along_the_dimensions() -> None:
+    """Each level of braces is one dimension, a short level is padded with zeros (an
+    empty ``{}`` too), an unsized array takes the initializer's length, vectors hold
+    their components in order, and ``sym+n`` items are one address."""
+    decls = (
+        ".global .align 4 .u32 a[2][3] = {{1}, {4, 5}};\n"
+        ".global .align 4 .u32 b[3][2] = {{}, {3, 4}};\n"
+        ".global .align 4 .u32 c[] = {7, 8, 9};\n"
+        ".global .align 8 .v2 .u32 d[2] = {{1, 2}, {3, 4}};\n"
+        ".global .align 4 .b8 e[6] = {1, 2, 300};\n"
+        ".global .align 8 .u64 f[3] = {c, c+8, generic(c)+4};\n"
+        ".global .align 4 .f32 h[2][2] = {{1.5}, {0f40000000, 2.0}};\n"
+    )
+    res = launch(kernel("", decls=decls), "k", 1, 1, [np.zeros(1, np.uint32)])
+    g = res.globals
+    assert g["a"].view(np.uint32).tolist() == [1, 0, 0, 4, 5, 0]
+    assert g["b"].view(np.uint32).tolist() == [0, 0, 3, 4, 0, 0]
+    assert g["c"].view(np.uint32).tolist() == [7, 8, 9]
+    assert g["d"].view(np.uint32).tolist() == [1, 2, 3, 4]
+    assert g["e"].tolist() == [1, 2, 300 % 256, 0, 0, 0]
+    base = int(g["f"].view(np.uint64)[0])
+    assert g["f"].view(np.uint64).tolist() == [base, base + 8, base + 4] and base > 0
+    assert g["h"].view(np.float32).tolist() == [1.5, 0.0, 2.0, 2.0]
+    # every layout above is the one in the .nv.global.init section ptxas 13.0 writes
+    # for the same declarations (readelf -x, 2026-11-24)
+
+
 def test_shared_memory_is_per_cta_and_local_memory_per_thread() -> None:
     decls = ".shared .align 4 .u32 sh[1];\n"
     body = (

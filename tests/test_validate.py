@@ -254,10 +254,32 @@ REJECTED: list[tuple[str, str, str]] = [
     ("bar-all-twice", kernel("bar.all.any.sync 0;"), "more than one"),
     ("bar-all-arrive", kernel("bar.all.arrive 0, 32;"), "only on 'bar.sync'"),
     ("bar-cta-all", kernel("bar.cta.all.sync 0;"), "only on 'bar.sync'"),
+    # initializer shapes (ptxopt.ptx.initializer)
+    ("init-more-than-size", HEAD + ".global .u32 x[2] = {1, 2, 3};\n", "3 elements"),
+    ("init-table-too-long", HEAD + ".const .b8 t[2] = {0, 1, 2, 3};\n", "4 elements"),
+    ("init-inner-more", HEAD + ".global .u32 x[2][2] = {{1, 2, 5}, {3, 4}};\n", "3 elements"),
+    ("init-flat-for-2d", HEAD + ".global .u32 x[2][2] = {1, 2, 3, 4};\n", "4 elements"),
+    ("init-vector-short", HEAD + ".global .v2 .u32 x[2] = {{1}, {3, 4}};\n", "2-vector"),
+    ("init-vector-long", HEAD + ".global .v4 .u32 x = {1, 2, 3, 4, 5};\n", "4-vector"),
+    ("init-braces-scalar", HEAD + ".global .u32 x = {1};\n", "braces in the initializer"),
+    ("init-scalar-for-array", HEAD + ".global .u32 x[2] = 5;\n", "a scalar initializer"),
+    ("init-empty-unsized", HEAD + ".global .u32 x[] = {};\n", "unspecified size"),
+    ("init-symbols-too-many", HEAD + ".global .u32 y;\n.global .u64 x[1] = {y, y};\n",
+     "2 elements"),
 ]  # fmt: skip
 
 # Close to the above and accepted by ptxas: must pass.
 ACCEPTED: list[tuple[str, str]] = [
+    (
+        "init-empty-and-short-rows",
+        HEAD + ".global .u32 x[2][3] = {{}, {1, 2}};\n"
+        ".const .f32 c[4] = {};\n.global .u32 u[][2] = {{1, 2}, {}};\n",
+    ),
+    (
+        "init-vectors-and-unsized",
+        HEAD + ".global .v2 .u32 v[2] = {{1, 2}, {3, 4}};\n"
+        ".global .u32 w[] = {5, 6, 7};\n.global .u32 z[0] = {1, 2};\n",
+    ),
     ("octal", kernel("mov.u32 %r1, 017;")),
     ("binary-hex-unsigned", kernel("mov.u32 %r1, 0b101; mov.u32 %r2, 0xffU;")),
     ("decimal-floats", kernel("mov.f32 %f1, .5; mov.f32 %f2, 1.; mov.f32 %f3, 1e5;")),

@@ -63,6 +63,7 @@ from ptxopt.ptx.forms import (
     IGNORED_MODIFIERS,
     ISA_MODIFIERS,
 )
+from ptxopt.ptx.initializer import count_error, parse_init, plain_ints, shape_error
 from ptxopt.ptx.opcodes import STATE_SPACES, is_special_register, lookup, supported_opcodes
 from ptxopt.ptx.parser import deep_recursion, parse_number, range_lookup
 from ptxopt.ptx.types import TYPE_MODIFIERS, bit_width, is_bits, is_int, is_type
@@ -543,6 +544,9 @@ class Validator:
             # measured for .param, .local, .shared and .reg: "No initial value is
             # allowed for 'y' in this state space"
             raise self.error(v.span, f"no initial value is allowed for '{v.name}' in {v.space}")
+        why = self.initializer_shape(v)
+        if why is not None:
+            raise self.error(v.span, f"initializer of '{v.name}' does not fit it: {why}")
         if _KIND_OF.get(v.type) != "float" and plain_ints(v.init):
             return  # decimal integers, each in range (the parser checked): no symbols
         for lit in _LITERAL.findall(v.init):
@@ -562,6 +566,18 @@ class Validator:
                     raise self.error(
                         v.span, f"the address of '{name}' does not fit {v.type} ('{v.name}')"
                     )
+
+    @staticmethod
+    def initializer_shape(v: VarDecl) -> str | None:
+        """The nesting of ``v``'s initializer against its dimensions and vector
+        (see :mod:`ptxopt.ptx.initializer`); a flat table of integers for a 1-D array
+        is counted, not split."""
+        assert v.init is not None
+        vector = int(v.vector[2:]) if v.vector else 0
+        if len(v.dims) == 1 and not vector and plain_ints(v.init):
+            n = v.init.count(",") + 1 if v.init != "{}" else 0
+            return count_error(n, v.dims[0], True)
+        return shape_error(parse_init(v.init), v.dims, vector)
 
     def parameter(self, p: Param) -> None:
         if p.type not in _STORAGE_TYPES or p.type == ".pred" and p.space != ".reg":
@@ -1283,14 +1299,6 @@ def _space_allows(ins_space: str, var_space: str) -> bool:
             return ins_space in _SHARED
         return ins_space == var_space
     return True
-
-
-_PLAIN_INTS = re.compile(r"\{[0-9, ]*\}")
-
-
-def plain_ints(init: str) -> bool:
-    """An initializer that is a flat list of decimal integers (the data tables)."""
-    return init[:1] == "{" and _PLAIN_INTS.fullmatch(init) is not None
 
 
 _INIT_SYMBOL = re.compile(r"(?<![\w.$%])[A-Za-z_$][\w$]*")

@@ -17,6 +17,7 @@ from typing import Any
 import numpy as np
 
 from ptxopt.ptx.ast import Module, VarDecl
+from ptxopt.ptx.initializer import layout, plain_ints
 from ptxopt.sim.claims import Claims, resolve_claims
 from ptxopt.sim.errors import SimError
 from ptxopt.sim.machine import Machine, Op, Stats, Violation, W
@@ -166,38 +167,56 @@ def _dim3(d: Dim, what: str) -> tuple[int, int, int]:
     return t
 
 
-_NUM = re.compile(
-    r"0[fF][0-9a-fA-F]{8}|0[dD][0-9a-fA-F]{16}|[-+]?0[xX][0-9a-fA-F]+U?|"
-    r"[-+]?[0-9]*\.?[0-9]+(?:[eE][-+]?[0-9]+)?U?|[A-Za-z_$.%][\w$.]*"
-)
+_SYM_ITEM = re.compile(r"([A-Za-z_$.%][\w$.]*)\s*(?:([+-])\s*(\w+))?")
 
 
 def _init_bytes(v: VarDecl, symbols: dict[str, tuple[str, int]]) -> bytes:
+    """The bytes ``v``'s initializer puts in memory: items laid out along the
+    dimensions (and vector components), each short level padded with zeros
+    (:func:`ptxopt.ptx.initializer.layout`)."""
     assert v.init is not None
     ty = TYPES.get(v.type)
     if ty is None:
         raise SimError(v.span, f"unsupported initializer type {v.type}")
-    text = re.sub(r"generic\(([^)]*)\)", r"\1", v.init)
-    out = bytearray()
-    for tok in _NUM.findall(text):
-        if tok[:2].lower() == "0f":
-            val: Any = struct.unpack("<f", int(tok[2:], 16).to_bytes(4, "little"))[0]
-        elif tok[:2].lower() == "0d":
-            val = struct.unpack("<d", int(tok[2:], 16).to_bytes(8, "little"))[0]
-        elif tok[0].isalpha() or tok[0] in "_$.%":
-            if tok not in symbols:
-                raise SimError(v.span, f"unknown symbol {tok} in initializer")
-            val = symbols[tok][1]
-        else:
-            t = tok.rstrip("U")
-            val = int(t, 0) if re.fullmatch(r"[-+]?(0[xX][0-9a-fA-F]+|[0-9]+)", t) else float(t)
-        if ty.kind == "f":
-            out += struct.pack("<f" if ty.size == 4 else "<d", float(val))
-        elif ty.kind == "h":
-            out += np.float16(float(val)).tobytes()
-        else:
-            out += (int(val) & ((1 << (8 * ty.size)) - 1)).to_bytes(ty.size, "little")
-    return bytes(out)
+    el = ty.size
+    vec = int(v.vector[2:]) if v.vector else 0
+    if len(v.dims) == 1 and not vec and ty.kind in ("u", "s", "b") and plain_ints(v.init):
+        # a data table: one value per item, the rest of the array zero
+        inner = v.init[1:-1]
+        mask = (1 << (8 * el)) - 1
+        vals = [int(x) & mask for x in inner.split(",")] if inner.strip() else []
+        table = np.array(vals, dtype=ty.ut).tobytes()
+        return table + bytes(max(0, el * (v.dims[0] or 0) - len(table)))
+    data = layout(v.init, v.dims, vec, el, lambda item: _item_bytes(item, ty, v, symbols))
+    if data is None:  # the validator refuses such an initializer
+        raise SimError(v.span, f"the initializer of {v.name} does not fit its declaration")
+    return data
+
+
+def _item_bytes(item: str, ty: Any, v: VarDecl, symbols: dict[str, tuple[str, int]]) -> bytes:
+    """One initializer item: a literal, or a symbol's address plus an offset."""
+    text = re.sub(r"generic\(\s*([^)]*?)\s*\)", r"\1", item)
+    val: Any
+    if text[:2].lower() == "0f":
+        val = struct.unpack("<f", int(text[2:], 16).to_bytes(4, "little"))[0]
+    elif text[:2].lower() == "0d":
+        val = struct.unpack("<d", int(text[2:], 16).to_bytes(8, "little"))[0]
+    elif text[0].isalpha() or text[0] in "_$.%":
+        m = _SYM_ITEM.fullmatch(text)
+        if m is None or m.group(1) not in symbols:
+            raise SimError(v.span, f"unknown symbol {text} in initializer")
+        val = symbols[m.group(1)][1]
+        if m.group(3) is not None:
+            off = int(m.group(3).rstrip("U"), 0)
+            val += off if m.group(2) == "+" else -off
+    else:
+        t = text.rstrip("U")
+        val = int(t, 0) if re.fullmatch(r"[-+]?(0[xX][0-9a-fA-F]+|[0-9]+)", t) else float(t)
+    if ty.kind == "f":
+        return struct.pack("<f" if ty.size == 4 else "<d", float(val))
+    if ty.kind == "h":
+        return bytes(np.float16(float(val)).tobytes())
+    return (int(val) & ((1 << (8 * ty.size)) - 1)).to_bytes(ty.size, "little")
 
 
 def _stack_bytes(prog: Program, entry: FuncInfo, default: int) -> tuple[int, bool]:

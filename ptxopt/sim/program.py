@@ -143,7 +143,11 @@ def var_size(v: VarDecl) -> tuple[int, int]:
     if v.vector:
         el *= int(v.vector[2:])
     n = 1
-    for d in v.dims:
+    for k, d in enumerate(v.dims):
+        if not d and k == 0 and v.init is not None:
+            from ptxopt.ptx.initializer import first_dim
+
+            d = first_dim(v.init)  # x[] = {1, 2, 3}: three elements
         n *= d if d is not None else 0
     align = v.align or el
     return el * n, align

@@ -100,15 +100,7 @@ def const_tables(mod: IRModule | None) -> dict[str, bytes]:
             continue
         if ".extern" in v.linkage or v.vector:
             continue
-        count = 1
-        for d in v.dims:
-            if d is None:
-                count = 0
-                break
-            count *= d
-        if count == 0:
-            continue
-        data = initializer_bytes(v.init, v.type, count)
+        data = initializer_bytes(v.init, v.type, v.dims)
         if data is not None:
             out[v.name] = data
     return out

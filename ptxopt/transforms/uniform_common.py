@@ -13,6 +13,7 @@ import struct
 from ptxopt.ir.core import Func, Inst, Value
 from ptxopt.ir.operands import reg_names
 from ptxopt.ptx.ast import Imm, Reg
+from ptxopt.ptx.initializer import layout
 from ptxopt.ptx.types import bit_width, is_float, is_signed
 
 # Opcodes whose plain register sources PTX accepts as immediates (ptxas checked on
@@ -72,46 +73,36 @@ def load_bits(data: bytes, offset: int, ld_type: str, reg_type: str) -> int | No
     return raw & ((1 << rw) - 1)
 
 
-_TOKEN = re.compile(
-    r"0[fF][0-9a-fA-F]{8}|0[dD][0-9a-fA-F]{16}|[-+]?0[xX][0-9a-fA-F]+U?|"
-    r"[-+]?[0-9]*\.?[0-9]+(?:[eE][-+]?[0-9]+)?U?|[A-Za-z_$.%][\w$.]*"
-)
+_HEX_FLOAT = re.compile(r"0[fF][0-9a-fA-F]{8}|0[dD][0-9a-fA-F]{16}")
+_NUMBER = re.compile(r"[-+]?0[xX][0-9a-fA-F]+U?|[-+]?[0-9]*\.?[0-9]+(?:[eE][-+]?[0-9]+)?U?")
 
 
-def initializer_bytes(text: str, vtype: str, count: int) -> bytes | None:
-    """Bytes of an initializer of ``count`` elements of ``vtype`` (missing trailing
-    elements are zero); None when it names a symbol or is not understood."""
+def initializer_bytes(text: str, vtype: str, dims: list[int | None]) -> bytes | None:
+    """Bytes of an initializer of an array of ``vtype`` with dimensions ``dims``
+    (short rows and missing trailing elements are zero, as ptxas lays them out); None
+    when it names a symbol or is not understood."""
     try:
         width = bit_width(vtype)
     except ValueError:
         return None
     size = max(width // 8, 1)
-    out = bytearray()
-    for tok in _TOKEN.findall(text):
+
+    def item(tok: str) -> bytes | None:
         low = tok.lower()
-        if low.startswith("0f") and len(tok) == 10:
-            if size != 4:
+        if _HEX_FLOAT.fullmatch(tok):
+            if (low[1] == "f") != (size == 4) or size not in (4, 8):
                 return None
-            out += int(tok[2:], 16).to_bytes(4, "little")
-            continue
-        if low.startswith("0d") and len(tok) == 18:
-            if size != 8:
-                return None
-            out += int(tok[2:], 16).to_bytes(8, "little")
-            continue
-        if tok[0].isalpha() or tok[0] in "_$.%":
-            return None  # an address: not a constant we can fold
+            return int(tok[2:], 16).to_bytes(size, "little")
+        if not _NUMBER.fullmatch(tok):
+            return None  # an address, or an expression: not a constant we can fold
         t = tok.rstrip("U")
         if re.fullmatch(r"[-+]?(0[xX][0-9a-fA-F]+|[0-9]+)", t) and not is_float(vtype):
-            out += (int(t, 0) & ((1 << (8 * size)) - 1)).to_bytes(size, "little")
-        elif is_float(vtype) and size in (4, 8):
-            out += struct.pack("<f" if size == 4 else "<d", float(t))
-        else:
-            return None
-    total = size * count
-    if len(out) > total:
+            return (int(t, 0) & ((1 << (8 * size)) - 1)).to_bytes(size, "little")
+        if is_float(vtype) and size in (4, 8):
+            return struct.pack("<f" if size == 4 else "<d", float(t))
         return None
-    return bytes(out) + bytes(total - len(out))
+
+    return layout(text, dims, 0, size, item)
 
 
 def reg_use_slots(inst: Inst) -> dict[int, int]:
