@@ -254,6 +254,16 @@ REJECTED: list[tuple[str, str, str]] = [
     ("bar-all-twice", kernel("bar.all.any.sync 0;"), "more than one"),
     ("bar-all-arrive", kernel("bar.all.arrive 0, 32;"), "only on 'bar.sync'"),
     ("bar-cta-all", kernel("bar.cta.all.sync 0;"), "only on 'bar.sync'"),
+    # labels and symbols as values
+    ("mov-label", kernel("L1: mov.u64 %rd1, L1;"), "is a label"),
+    ("st-label", kernel("L1: st.global.u64 [%rd1], L1;"), "is a label"),
+    ("cvta-label", kernel("L1: cvta.global.u64 %rd1, L1;"), "is a label"),
+    ("cvta-other-space", kernel("cvta.global.u64 %rd1, sh;"), "not in the .global space"),
+    ("cvta-function", kernel("cvta.global.u64 %rd1, k;"), "not in the .global space"),
+    ("cvta-unknown", kernel("cvta.global.u64 %rd1, nope;"), "unknown symbol"),
+    ("cvta-to-symbol", kernel("cvta.to.global.u64 %rd1, g;"), "converts a register"),
+    ("cvta-32-bit", kernel("cvta.global.u32 %r1, %r2;"), "32-bit"),
+    ("generic-in-instruction", kernel("mov.u64 %rd1, generic(g);"), "only allowed in an init"),
     # initializer shapes (ptxopt.ptx.initializer)
     ("init-more-than-size", HEAD + ".global .u32 x[2] = {1, 2, 3};\n", "3 elements"),
     ("init-table-too-long", HEAD + ".const .b8 t[2] = {0, 1, 2, 3};\n", "4 elements"),
@@ -270,6 +280,14 @@ REJECTED: list[tuple[str, str, str]] = [
 
 # Close to the above and accepted by ptxas: must pass.
 ACCEPTED: list[tuple[str, str]] = [
+    (
+        "cvta-of-variables",
+        HEAD + ".global .u32 g;\n.shared .u32 s;\n.const .u32 c;\n"
+        ".visible .entry k(.param .u32 p)\n{\n.reg .b64 %rd<4>;\n.local .u32 l;\n"
+        "cvta.shared.u64 %rd1, s; cvta.const.u64 %rd1, c; cvta.local.u64 %rd1, l;\n"
+        "cvta.param.u64 %rd1, p; cvta.global.u64 %rd1, g+4; cvta.global.u64 %rd1, 16;\n"
+        "cvta.shared::cta.u64 %rd1, s; mov.u64 %rd2, k;\nret;\n}\n",
+    ),
     (
         "init-empty-and-short-rows",
         HEAD + ".global .u32 x[2][3] = {{}, {1, 2}};\n"

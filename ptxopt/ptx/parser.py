@@ -1284,11 +1284,11 @@ class Parser:
                 self.expect("]")
                 return Addr(Sym(text), index * self.elem_size[text])
             if nxt[0] == PUNCT and nxt[1] == "(" and not self.is_call:
-                # generic(sym) and similar address operators
-                i0 = self.i - 1
-                self.i += 1
-                self.skip_balanced(")")
-                return Expr(self.raw(i0, self.i))
+                # measured: generic(sym) (and any name(...)) is a syntax error in an
+                # instruction; only initializers take it
+                raise self.error(
+                    f"'{text}(...)' is only allowed in an initializer", self.toks[self.i - 1][2]
+                )
             return Sym(text)
         if kind == NUM:
             return self.const()

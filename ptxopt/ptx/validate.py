@@ -743,6 +743,10 @@ class Validator:
         self.target_check(ins)
         if ins.opcode in ("bar", "barrier") and ".warp" not in ins.mods:
             self.barrier_number(ins)
+        elif ins.opcode == "cvta" and ".u32" in ins.mods and self.address_size == 64:
+            # measured: "Program uses 32-bit address ... conflicting with .address_size
+            # 64", then "32-Bit compilation is no longer supported"
+            raise self.error(ins.span, f"32-bit '{ins.name}' under .address_size 64")
         elif ins.opcode == "ld" and ".nc" in ins.mods and ".global" not in ins.mods:
             raise self.error(ins.span, f"'.nc' needs the .global state space: '{ins.name}'")
         elif ins.opcode == "wgmma" and ins.mods[:2] == (".mma_async", ".sync"):
@@ -982,6 +986,9 @@ class Validator:
     ) -> None:
         c = code[0]
         if code == "*":
+            if ins.opcode == "cvta" and type(op) in (Sym, Expr):
+                self.cvta_symbol(ins, op)
+                return
             self.registers_declared(op, scope, ins)
             return
         if code.startswith(":") or code.startswith("R:"):
@@ -1191,6 +1198,9 @@ class Validator:
                 raise self.error(ins.span, f"immediate '{op}' does not fit the type {ty}")
             return
         if t is Sym or t is Expr:
+            if ins.opcode == "cvta" and ".to" in ins.mods:
+                # measured: "Argument 1 of instruction 'cvta.to': must be register"
+                raise self.error(ins.span, f"'{ins.name}' converts a register, not '{op}'")
             if ins.opcode in ("mov", "cvta", "st"):
                 self.symbol(ins, op)
                 return
@@ -1204,12 +1214,32 @@ class Validator:
             raise self.error(ins.span, f"'{ins.name}' cannot take the symbol '{op}'")
         raise self.error(ins.span, f"unexpected operand '{op}' for '{ins.name}'")
 
+    def cvta_symbol(self, ins: Instr, op: Operand) -> None:
+        """``cvta.space d, var[+n]``: a variable of that state space (measured: a
+        label is "Arguments mismatch", a function or a variable of another space
+        "State space mismatch")."""
+        text = op.name if type(op) is Sym else op.text  # type: ignore[union-attr]
+        m = re.match(r"[\w$]+", text)
+        name = m.group(0) if m else text
+        where = self.locals.get(name) or self.symbols.get(name)
+        if where in (None, "label") and (name in self.labels or where == "label"):
+            raise self.error(ins.span, f"'{name}' is a label: '{ins.name}' needs a variable")
+        if where is None:
+            raise self.error(ins.span, f"unknown symbol '{name}'")
+        space = next((m for m in ins.mods if m in STATE_SPACES), "")
+        if where == "function" or not _space_allows(space, where):
+            raise self.error(ins.span, f"'{name}' ({where}) is not in the {space} space")
+
     def symbol(self, ins: Instr, op: Operand) -> None:
         text = op.name if type(op) is Sym else op.text  # type: ignore[union-attr]
         m = re.match(r"(?:generic\s*\(\s*)?([\w$]+)", text)
         name = m.group(1) if m else text
         where = self.locals.get(name) or self.symbols.get(name)
-        if where is None and name not in self.labels:
+        if where in (None, "label") and (name in self.labels or where == "label"):
+            # measured: mov/st/cvta of any label (of the body, a section, defined
+            # later) is "Arguments mismatch"
+            raise self.error(ins.span, f"'{name}' is a label: '{ins.name}' needs a variable")
+        if where is None:
             raise self.error(ins.span, f"unknown symbol '{name}'")
         types = [m for m in ins.mods if is_type(m)]
         narrow = types and bit_width(types[-1]) < 64
