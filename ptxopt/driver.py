@@ -6,7 +6,6 @@ import gc
 import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass
 
 from ptxopt.ir.core import IRModule
 from ptxopt.ir.dump import dump_module
@@ -18,13 +17,24 @@ from ptxopt.phases import Step
 from ptxopt.pipeline_report import PipelineReport
 from ptxopt.ptx.parser import deep_recursion, parse
 from ptxopt.ptx.validate import validate
+from ptxopt.record import Node
 
 
-@dataclass
-class OptResult:
+class OptResult(Node):
+    __slots__ = ("text", "module", "report")
     text: str
     module: IRModule
     report: PipelineReport
+
+    def __init__(
+        self,
+        text: str,
+        module: IRModule,
+        report: PipelineReport,
+    ) -> None:
+        self.text = text
+        self.module = module
+        self.report = report
 
 
 @contextmanager

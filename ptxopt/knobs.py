@@ -15,7 +15,8 @@ and bad values.
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass
+
+from ptxopt.record import Record, set_field
 
 __all__ = [
     "GLOBAL_KNOBS",
@@ -31,22 +32,44 @@ class KnobError(ValueError):
     """An unknown knob or a value the knob does not accept."""
 
 
-@dataclass(frozen=True, slots=True)
-class Knob:
+class Knob(Record):
     """One tunable.  ``type`` is ``"int"``, ``"bool"``, ``"float"`` or ``"str"``;
     ``choices`` (if given) lists the accepted values; ``lo``/``hi`` bound an int or
     float.  ``owner`` is the ``-p`` name of the pass that reads it (``""``: the
     driver), ``spec`` the spec file that documents it."""
 
+    __slots__ = ("name", "type", "default", "help", "owner", "spec", "choices", "lo", "hi")
     name: str
     type: str
     default: object
-    help: str = ""
-    owner: str = ""
-    spec: str = ""
-    choices: tuple[object, ...] = ()
-    lo: float | None = None
-    hi: float | None = None
+    help: str
+    owner: str
+    spec: str
+    choices: tuple[object, ...]
+    lo: float | None
+    hi: float | None
+
+    def __init__(
+        self,
+        name: str,
+        type: str,
+        default: object,
+        help: str = "",
+        owner: str = "",
+        spec: str = "",
+        choices: tuple[object, ...] = (),
+        lo: float | None = None,
+        hi: float | None = None,
+    ) -> None:
+        set_field(self, "name", name)
+        set_field(self, "type", type)
+        set_field(self, "default", default)
+        set_field(self, "help", help)
+        set_field(self, "owner", owner)
+        set_field(self, "spec", spec)
+        set_field(self, "choices", choices)
+        set_field(self, "lo", lo)
+        set_field(self, "hi", hi)
 
     def describe_range(self) -> str:
         if self.choices:

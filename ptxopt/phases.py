@@ -19,7 +19,8 @@ pipeline and listed as such by ``ptxopt passes``.
 from __future__ import annotations
 
 from collections.abc import Iterable
-from dataclasses import dataclass, field
+
+from ptxopt.record import Record, set_field
 
 __all__ = [
     "ALIASES",
@@ -32,20 +33,38 @@ __all__ = [
 ]
 
 
-@dataclass(frozen=True, slots=True)
-class Phase:
+class Phase(Record):
     """One placement of a pass.  ``number`` is the ptxas phase number (``None`` for a
     pass that is no ptxas phase, e.g. cicc's IV demotion); ``default`` says whether
     ``-O`` runs it; ``report`` marks phases that only annotate (74/86: the register
     file decision happens inside ptxas, ptxopt reports it)."""
 
+    __slots__ = ("number", "ptxas_name", "pass_name", "default", "report", "origin", "note")
     number: int | None
     ptxas_name: str
     pass_name: str
-    default: bool = True
-    report: bool = False
-    origin: str = "ptxas"
-    note: str = ""
+    default: bool
+    report: bool
+    origin: str
+    note: str
+
+    def __init__(
+        self,
+        number: int | None,
+        ptxas_name: str,
+        pass_name: str,
+        default: bool = True,
+        report: bool = False,
+        origin: str = "ptxas",
+        note: str = "",
+    ) -> None:
+        set_field(self, "number", number)
+        set_field(self, "ptxas_name", ptxas_name)
+        set_field(self, "pass_name", pass_name)
+        set_field(self, "default", default)
+        set_field(self, "report", report)
+        set_field(self, "origin", origin)
+        set_field(self, "note", note)
 
     @property
     def placement(self) -> str:
@@ -101,15 +120,27 @@ PHASES: tuple[Phase, ...] = (
 )
 
 
-@dataclass(frozen=True, slots=True)
-class Step:
+class Step(Record):
     """One pass run of a pipeline: the pass, the placement it stands for (for dumps,
     timing and statistics) and knob values that apply to this run only."""
 
+    __slots__ = ("pass_name", "label", "phase", "knobs")
     pass_name: str
     label: str
-    phase: int | None = None
-    knobs: dict[str, object] = field(default_factory=dict)
+    phase: int | None
+    knobs: dict[str, object]
+
+    def __init__(
+        self,
+        pass_name: str,
+        label: str,
+        phase: int | None = None,
+        knobs: dict[str, object] | None = None,
+    ) -> None:
+        set_field(self, "pass_name", pass_name)
+        set_field(self, "label", label)
+        set_field(self, "phase", phase)
+        set_field(self, "knobs", {} if knobs is None else knobs)
 
 
 #: ptxas names that select a pass with particular knob values (``--named-phases``).

@@ -6,17 +6,30 @@ machinery."""
 from __future__ import annotations
 
 from collections import Counter
-from dataclasses import dataclass, field
+
+from ptxopt.record import Node
 
 
-@dataclass
-class PipelineReport:
-    times: list[tuple[str, float]] = field(default_factory=list)
-    changed: dict[str, int] = field(default_factory=dict)
+class PipelineReport(Node):
+    __slots__ = ("times", "changed", "stats", "notes")
+    times: list[tuple[str, float]]
+    changed: dict[str, int]
     # per step label: the pass's own counters (``copies propagated`` ...)
-    stats: dict[str, Counter[str]] = field(default_factory=dict)
+    stats: dict[str, Counter[str]]
     # per step label: the pass's decisions, a line each (``--explain``)
-    notes: dict[str, list[str]] = field(default_factory=dict)
+    notes: dict[str, list[str]]
+
+    def __init__(
+        self,
+        times: list[tuple[str, float]] | None = None,
+        changed: dict[str, int] | None = None,
+        stats: dict[str, Counter[str]] | None = None,
+        notes: dict[str, list[str]] | None = None,
+    ) -> None:
+        self.times = [] if times is None else times
+        self.changed = {} if changed is None else changed
+        self.stats = {} if stats is None else stats
+        self.notes = {} if notes is None else notes
 
     def format_explain(self) -> str:
         lines = ["===  ptxopt decisions  ==="]

@@ -7,9 +7,10 @@ the methods of some thirty dataclasses took a quarter of the start-up time."""
 from __future__ import annotations
 
 from operator import attrgetter
-from typing import Any, ClassVar
+from typing import Any, ClassVar, TypeVar
 
 set_field = object.__setattr__  # how a Record's ``__init__`` sets its fields
+R = TypeVar("R", bound="Record | Node")
 
 
 def _slots(node: object) -> tuple[str, ...]:
@@ -65,3 +66,11 @@ class Node:
     def __repr__(self) -> str:
         fields = ", ".join(f"{n}={getattr(self, n)!r}" for n in _slots(self))
         return f"{type(self).__name__}({fields})"
+
+
+def replace(obj: R, **changes: object) -> R:
+    """A copy of the record ``obj`` with ``changes`` (as ``dataclasses.replace``:
+    every ``__init__`` parameter of a record is named after its slot)."""
+    fields = {n: getattr(obj, n) for n in _slots(obj)}
+    fields.update(changes)
+    return type(obj)(**fields)

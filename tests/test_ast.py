@@ -86,3 +86,18 @@ def test_statement_nodes_are_mutable_and_compared_by_identity() -> None:
     f = Function(".entry", "k", [])
     assert f.body is None and f.rets == [] and f.directives == []
     assert "name='k'" in repr(f)
+
+
+def test_replace_copies_a_record_with_changes() -> None:
+    from ptxopt.ptx.ast import DebugLoc, Instr
+    from ptxopt.record import replace
+
+    ins = Instr("add", (".s32",), [Reg("%r1"), Reg("%r2"), Imm(1, "1")], Reg("%p1"))
+    new = replace(ins, pred=None, pred_neg=True)
+    assert (new.opcode, new.mods, new.operands, new.pred, new.pred_neg) == (
+        "add", (".s32",), ins.operands, None, True,
+    )  # fmt: skip
+    assert ins.pred == Reg("%p1") and new is not ins
+    loc = DebugLoc(1, 2, 3, "x")
+    assert replace(loc, before=(loc,)).before == (loc,) and loc.before == ()
+    assert replace(Addr(Reg("%rd1"), 4), offset=8) == Addr(Reg("%rd1"), 8)

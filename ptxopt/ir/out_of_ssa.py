@@ -20,30 +20,58 @@ CSSA + coalescing (spec 05) takes its place behind the same interface,
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
-
 from ptxopt.analysis.dominators import DomTree
 from ptxopt.ir.core import CARRY, Func, Value
 from ptxopt.ir.ssa_liveness import SsaLiveness
 from ptxopt.ptx.ast import Imm
+from ptxopt.record import Node
 
 Copy = tuple[str, "str | Imm", str]  # (destination, source, register type)
 
 
-@dataclass(slots=True)
-class Assignment:
+class Assignment(Node):
     """The result of SSA destruction for one function."""
 
+    __slots__ = (
+        "reg",
+        "edge_copies",
+        "tie_copies",
+        "new_regs",
+        "split_values",
+        "block_copies",
+        "start_copies",
+        "drop",
+    )
     reg: dict[int, str]
-    edge_copies: dict[tuple[int, int], list[Copy]] = field(default_factory=dict)
-    tie_copies: dict[int, list[Copy]] = field(default_factory=dict)  # id(inst) -> copies
-    new_regs: dict[str, str] = field(default_factory=dict)  # fresh name -> type
-    split_values: int = 0
+    edge_copies: dict[tuple[int, int], list[Copy]]
+    tie_copies: dict[int, list[Copy]]  # id(inst) -> copies
+    new_regs: dict[str, str]  # fresh name -> type
+    split_values: int
     # CSSA: parallel copies before a block's terminator (for all its successors, no
     # edge splitting) and right after a block's labels; instructions left out
-    block_copies: dict[int, list[Copy]] = field(default_factory=dict)
-    start_copies: dict[int, list[Copy]] = field(default_factory=dict)
-    drop: set[int] = field(default_factory=set)  # id(inst)
+    block_copies: dict[int, list[Copy]]
+    start_copies: dict[int, list[Copy]]
+    drop: set[int]  # id(inst)
+
+    def __init__(
+        self,
+        reg: dict[int, str],
+        edge_copies: dict[tuple[int, int], list[Copy]] | None = None,
+        tie_copies: dict[int, list[Copy]] | None = None,
+        new_regs: dict[str, str] | None = None,
+        split_values: int = 0,
+        block_copies: dict[int, list[Copy]] | None = None,
+        start_copies: dict[int, list[Copy]] | None = None,
+        drop: set[int] | None = None,
+    ) -> None:
+        self.reg = reg
+        self.edge_copies = {} if edge_copies is None else edge_copies
+        self.tie_copies = {} if tie_copies is None else tie_copies
+        self.new_regs = {} if new_regs is None else new_regs
+        self.split_values = split_values
+        self.block_copies = {} if block_copies is None else block_copies
+        self.start_copies = {} if start_copies is None else start_copies
+        self.drop = set() if drop is None else drop
 
     def name(self, v: Value | Imm) -> str | Imm:
         if isinstance(v, Imm):

@@ -37,7 +37,6 @@ way); ``.loc`` lines attach to the instruction that follows them.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, field, replace
 
 from ptxopt.ptx.ast import (
     Addr,
@@ -65,6 +64,7 @@ from ptxopt.ptx.ast import (
     Vec,
 )
 from ptxopt.ptx.parser import range_lookup
+from ptxopt.record import Node, Record, replace, set_field
 
 # A flattened body item: ("inst", Instr, .loc) | ("label", internal name, None)
 # | ("raw", RawStmt, None)
@@ -74,37 +74,50 @@ _IDENT = re.compile(r"[A-Za-z_$%][\w$]*")
 _PROTO_NAME = re.compile(r"^\s*([A-Za-z_$%][\w$]*)\s*:")
 
 
-@dataclass(frozen=True, slots=True)
-class ScopeInfo:
+class ScopeInfo(Record):
     """A ``{ }`` block: ``index`` 0 is the function body itself."""
 
+    __slots__ = ("index", "parent", "depth", "span")
     index: int
     parent: int | None
     depth: int
     span: Span | None
 
+    def __init__(self, index: int, parent: int | None, depth: int, span: Span | None) -> None:
+        set_field(self, "index", index)
+        set_field(self, "parent", parent)
+        set_field(self, "depth", depth)
+        set_field(self, "span", span)
 
-@dataclass(frozen=True, slots=True)
-class NameOrigin:
+
+class NameOrigin(Record):
     """Where an internal name came from: its source spelling, the block that
     declared it and what it names (``reg``, ``var``, ``label``, ``table``)."""
 
+    __slots__ = ("spelling", "block", "kind")
     spelling: str
     block: int
     kind: str
 
+    def __init__(self, spelling: str, block: int, kind: str) -> None:
+        set_field(self, "spelling", spelling)
+        set_field(self, "block", block)
+        set_field(self, "kind", kind)
 
-@dataclass(slots=True)
-class ScopedBody:
+
+class ScopedBody(Node):
     """A function body after scope resolution (see the module docstring)."""
 
-    items: list[Item] = field(default_factory=list)
-    regs: list[tuple[str, str]] = field(default_factory=list)  # (internal name, type)
-    # ranges %r<N> kept as (stem, count, type): their names are their spellings
-    ranges: list[tuple[str, int, str]] = field(default_factory=list)
-    head: list[Stmt] = field(default_factory=list)
-    scopes: list[ScopeInfo] = field(default_factory=list)
-    origins: dict[str, NameOrigin] = field(default_factory=dict)
+    __slots__ = ("items", "regs", "ranges", "head", "scopes", "origins")
+
+    def __init__(self) -> None:
+        self.items: list[Item] = []
+        self.regs: list[tuple[str, str]] = []  # (internal name, type)
+        # ranges %r<N> kept as (stem, count, type): their names are their spellings
+        self.ranges: list[tuple[str, int, str]] = []
+        self.head: list[Stmt] = []
+        self.scopes: list[ScopeInfo] = []
+        self.origins: dict[str, NameOrigin] = {}
 
 
 class _Env:

@@ -14,8 +14,6 @@ order: ``ld.global.L2::128B.v4.f32`` is ``opcode="ld"`` with
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 from ptxopt.record import Node, Record, set_field
 
 
@@ -262,16 +260,26 @@ Operand = Reg | Imm | Sym | Sink | Not | Vec | Pair | Addr | ParenList | Expr | 
 # Statements inside a function body
 
 
-@dataclass(slots=True, eq=False)
-class Instr:
+class Instr(Node):
     """One PTX instruction, optionally guarded by ``@pred`` / ``@!pred``."""
 
-    opcode: str
-    mods: tuple[str, ...]
-    operands: list[Operand]
-    pred: Reg | None = None
-    pred_neg: bool = False
-    span: Span | None = None
+    __slots__ = ("opcode", "mods", "operands", "pred", "pred_neg", "span")
+
+    def __init__(
+        self,
+        opcode: str,
+        mods: tuple[str, ...],
+        operands: list[Operand],
+        pred: Reg | None = None,
+        pred_neg: bool = False,
+        span: Span | None = None,
+    ) -> None:
+        self.opcode = opcode
+        self.mods = mods
+        self.operands = operands
+        self.pred = pred
+        self.pred_neg = pred_neg
+        self.span = span
 
     @property
     def name(self) -> str:
@@ -371,18 +379,28 @@ class VarDecl(Node):
         self.span = span
 
 
-@dataclass(slots=True, eq=False)
-class DebugLoc:
+class DebugLoc(Node):
     """``.loc file line col [, extra]`` — the source location of what follows."""
 
-    file: int
-    line: int
-    col: int
-    extra: str = ""
-    span: Span | None = None
-    # locations stated right before this one with no instruction in between (kept
-    # for ``inlined_at`` chains, which name them)
-    before: tuple[DebugLoc, ...] = ()
+    __slots__ = ("file", "line", "col", "extra", "span", "before")
+
+    def __init__(
+        self,
+        file: int,
+        line: int,
+        col: int,
+        extra: str = "",
+        span: Span | None = None,
+        before: tuple[DebugLoc, ...] = (),
+    ) -> None:
+        self.file = file
+        self.line = line
+        self.col = col
+        self.extra = extra
+        self.span = span
+        # locations stated right before this one with no instruction in between (kept
+        # for ``inlined_at`` chains, which name them)
+        self.before = before
 
 
 class BranchTargets(Node):

@@ -16,9 +16,8 @@ The operators and their precedence (highest first): unary ``+ - ! ~`` and casts;
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 from ptxopt.ptx.lexer import ID, NUM, PUNCT, Token
+from ptxopt.record import Record, set_field
 
 _U64 = (1 << 64) - 1
 
@@ -56,12 +55,20 @@ class ExprError(Exception):
         self.message = message
 
 
-@dataclass(frozen=True, slots=True)
-class Const:
+class Const(Record):
     """A value: an int in [0, 2**64) with its signedness, or a float."""
 
+    __slots__ = ("value", "unsigned")
     value: int | float
-    unsigned: bool = False
+    unsigned: bool
+
+    def __init__(
+        self,
+        value: int | float,
+        unsigned: bool = False,
+    ) -> None:
+        set_field(self, "value", value)
+        set_field(self, "unsigned", unsigned)
 
     @property
     def is_float(self) -> bool:

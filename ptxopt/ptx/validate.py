@@ -25,7 +25,6 @@ from __future__ import annotations
 
 import functools
 import re
-from dataclasses import dataclass
 
 from ptxopt.ptx.ast import (
     Addr,
@@ -67,6 +66,7 @@ from ptxopt.ptx.initializer import count_error, parse_init, plain_ints, shape_er
 from ptxopt.ptx.opcodes import STATE_SPACES, is_special_register, lookup, supported_opcodes
 from ptxopt.ptx.parser import deep_recursion, parse_number, range_lookup
 from ptxopt.ptx.types import TYPE_MODIFIERS, bit_width, is_bits, is_int, is_type
+from ptxopt.record import Record, set_field
 
 __all__ = ["validate", "register_compatible"]
 
@@ -197,12 +197,24 @@ def immediate_compatible(itype: str, imm: Imm) -> bool:
 # Forms
 
 
-@dataclass(frozen=True, slots=True)
-class _Form:
+class _Form(Record):
+    __slots__ = ("slots", "types", "operands", "optional_from")
     slots: tuple[tuple[frozenset[str], bool], ...]  # (alternatives, required)
     types: tuple[frozenset[str], ...]
     operands: tuple[str, ...]
     optional_from: int  # operands from this index on are optional
+
+    def __init__(
+        self,
+        slots: tuple[tuple[frozenset[str], bool], ...],
+        types: tuple[frozenset[str], ...],
+        operands: tuple[str, ...],
+        optional_from: int,
+    ) -> None:
+        set_field(self, "slots", slots)
+        set_field(self, "types", types)
+        set_field(self, "operands", operands)
+        set_field(self, "optional_from", optional_from)
 
 
 def _alternatives(text: str) -> frozenset[str]:

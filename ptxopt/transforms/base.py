@@ -17,12 +17,12 @@ loop it narrowed, which atomic it left alone) also writes one line per decision 
 from __future__ import annotations
 
 from collections import Counter
-from dataclasses import replace
 from typing import TYPE_CHECKING, ClassVar
 
 from ptxopt.analysis.manager import AnalysisManager
 from ptxopt.ir.core import Func
 from ptxopt.knobs import Knob
+from ptxopt.record import replace
 
 if TYPE_CHECKING:
     from ptxopt.ir.core import IRModule

@@ -40,7 +40,6 @@ copy propagation alone).
 
 from __future__ import annotations
 
-from dataclasses import replace
 from typing import Any
 
 from ptxopt.analysis.manager import AnalysisManager
@@ -52,6 +51,7 @@ from ptxopt.ir.simplify import Rewrite, simplify
 from ptxopt.knobs import Knob
 from ptxopt.ptx.ast import Addr, Imm, Instr, Reg, Sym
 from ptxopt.ptx.types import bit_width, reg_class
+from ptxopt.record import replace
 from ptxopt.transforms.base import FunctionPass, register
 
 

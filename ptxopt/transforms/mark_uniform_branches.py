@@ -9,11 +9,10 @@ only the ``Inst.ast`` of branches, so every analysis is preserved.
 
 from __future__ import annotations
 
-from dataclasses import replace
-
 from ptxopt.analysis.divergence import Divergence, is_conditional_branch
 from ptxopt.analysis.manager import PRESERVE_ALL, AnalysisManager
 from ptxopt.ir.core import Func
+from ptxopt.record import replace
 from ptxopt.transforms.base import FunctionPass, register
 
 

@@ -39,8 +39,6 @@ needs 10 (sm_80, ptxas 13.0.88 -O3).
 
 from __future__ import annotations
 
-from dataclasses import replace
-
 from ptxopt.analysis.divergence import Divergence
 from ptxopt.analysis.manager import AnalysisManager
 from ptxopt.ir.core import Block, Func, Inst, Phi, Value
@@ -48,6 +46,7 @@ from ptxopt.ir.edit import insert_at_end, make_inst
 from ptxopt.knobs import Knob
 from ptxopt.ptx.ast import Reg, Sym
 from ptxopt.ptx.types import reg_class
+from ptxopt.record import replace
 from ptxopt.transforms.base import FunctionPass, register
 
 SPEC = "01-varying-propagation.txt"

@@ -23,7 +23,6 @@ from __future__ import annotations
 
 import sys
 from collections import Counter
-from dataclasses import replace
 
 from ptxopt.analysis.divergence import Divergence
 from ptxopt.analysis.dominators import DomTree
@@ -33,6 +32,7 @@ from ptxopt.analysis.value_ranges import Range, ValueRanges, type_width
 from ptxopt.ir.core import Block, Func, Inst, Phi, Value
 from ptxopt.ir.edit import fresh_var, insert_at_end, make_inst
 from ptxopt.ptx.ast import Imm, Sym
+from ptxopt.record import replace
 
 U32_MAX = (1 << 32) - 1
 
