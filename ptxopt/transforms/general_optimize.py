@@ -47,7 +47,7 @@ from ptxopt.analysis.manager import AnalysisManager
 from ptxopt.analysis.rpo import reverse_postorder
 from ptxopt.ir.core import Block, Func, Inst, Phi, Value
 from ptxopt.ir.edit import insert_before, make_inst, replace_uses
-from ptxopt.ir.operands import rebuild
+from ptxopt.ir.operands import rebuild, regs_of
 from ptxopt.ir.simplify import Rewrite, simplify
 from ptxopt.knobs import Knob
 from ptxopt.ptx.ast import Addr, Imm, Instr, Reg, Sym
@@ -139,16 +139,18 @@ def _slot_layout(inst: Inst) -> list[tuple[int, str]]:
     if info is None:
         return out
     ops = inst.ast.operands
-    defs = set(info.defs)
-    from ptxopt.ir.operands import regs_of
-
+    n = len(ops)
+    defs = info.defs
     for k in info.uses:
-        if k >= len(ops) or k in defs:
+        if k >= n or k in defs:
             continue
         op = ops[k]
-        if type(op) is Reg:
+        t = type(op)
+        if t is Reg:
             out.append((k, "reg"))
-        elif type(op) is Addr:
+        elif t is Imm:
+            continue  # no register
+        elif isinstance(op, Addr):
             if type(op.base) is Reg:
                 out.append((k, "addr"))
             for e in op.extra:
@@ -244,6 +246,15 @@ class _Sweep:
         self.gvars = p.global_spaces()
         self.use_count: dict[int, int] | None = None  # readers per value (a hint)
         self._other_readers: set[int] | None = None
+        # the knobs the per-instruction code reads (fixed for a run)
+        self.addr_ok = bool(p.knob("CopyPropAddr"))
+        self.no_rr = bool(p.knob("CopyPropNoWriteNonRR"))
+        self.no_mma_cb = bool(p.knob("CopyPropNoMmaCb"))
+        self.compl_pred = bool(p.knob("LateCopyPropComplPred"))
+        self.nonreg_multidef = bool(p.knob("CopyPropNonRegMultiDef"))
+        self.prealloc = bool(p.knob("CopyPropPreAllocReg"))
+        self.const_bank = bool(p.knob("CopyPropConstantBank"))
+        self.wide_mul = bool(p.knob("GeneralOptimizeWideMul"))
 
     # -- resolution ---------------------------------------------------------
     def find(self, v: Value) -> Value:
@@ -271,7 +282,7 @@ class _Sweep:
                 g is self.find(guard)
                 and user.pred_neg != neg
                 and old is not None
-                and self.p.knob("LateCopyPropComplPred")
+                and self.compl_pred
             ):
                 nv = old
             else:
@@ -282,29 +293,45 @@ class _Sweep:
 
     # -- copy propagation into one instruction -------------------------------
     def rewrite_uses(self, inst: Inst) -> None:
-        p = self.p
         if inst.info is None:
             return
+        uses = inst.uses
+        if inst.pred is None and inst.olds is None:
+            for u in uses:
+                if type(u) is Value:
+                    break
+            else:
+                return  # nothing this could rewrite
         layout = _slot_layout(inst)
-        if len(layout) != len(inst.uses):
+        if len(layout) != len(uses):
             return
-        addr_ok = bool(p.knob("CopyPropAddr"))
-        no_rr = bool(p.knob("CopyPropNoWriteNonRR"))
-        tensor = inst.opcode in _TENSOR or inst.opcode.startswith(_TENSOR)
-        if tensor and p.knob("CopyPropNoMmaCb"):
+        addr_ok = self.addr_ok
+        no_rr = self.no_rr
+        opcode = inst.ast.opcode
+        tensor = opcode in _TENSOR or opcode.startswith(_TENSOR)
+        if tensor and self.no_mma_cb:
             return
+        fwd = self.fwd
+        pcopy = self.pcopy
+        special = self.special
+        consts = self.consts
+        guarded = inst.pred is not None
         drop: list[int] = []
-        for j, u in enumerate(inst.uses):
-            if not isinstance(u, Value):
+        for j, u in enumerate(uses):
+            if type(u) is not Value:
                 continue
             k, kind = layout[j]
             if kind == "addr" and not addr_ok:
                 continue
             if u.kind == "special":
                 continue
-            resolved = self.resolve(u, inst)
+            uid = u.id
+            if uid in fwd or (guarded and uid in pcopy):
+                resolved = self.resolve(u, inst)
+            else:
+                resolved = u  # what resolve() gives without a copy to follow
             new: Value | Imm = resolved
-            sp = self.special.get(resolved.id)
+            sp = special.get(resolved.id) if special else None
             if (
                 sp is not None
                 and kind == "reg"
@@ -312,14 +339,14 @@ class _Sweep:
                 and resolved.id not in self.other_readers()
             ):
                 new = sp
-            if isinstance(new, Value) and new.id in self.consts and not no_rr and not tensor:
+            if isinstance(new, Value) and new.id in consts and not no_rr and not tensor:
                 # keep one register source: an all-immediate instruction is folded
                 # instead (and the interpreter runs register forms only)
-                regs_left = sum(isinstance(x, Value) for x in inst.uses)
-                if kind == "reg" and (regs_left > 1 or inst.opcode == "st"):
+                regs_left = sum(isinstance(x, Value) for x in uses)
+                if kind == "reg" and (regs_left > 1 or opcode == "st"):
                     t = _imm_type(inst, k)
                     if t is not None:
-                        imm = imm_for(_read_as(self.consts[new.id], new.type, t), t)
+                        imm = imm_for(_read_as(consts[new.id], new.type, t), t)
                         if imm is not None and _imm_in_range(inst, k, imm):
                             new = imm
             if new is u:
@@ -328,7 +355,7 @@ class _Sweep:
                 continue
             if not self.charge(u, inst):
                 continue
-            inst.uses[j] = new
+            uses[j] = new
             self.changed = True
             self.stats[
                 "copies propagated" if isinstance(new, Value) else "constants propagated"
@@ -427,7 +454,7 @@ class _Sweep:
                 continue
             if (
                 d.opcode == "mov"
-                and self.p.knob("CopyPropConstantBank")
+                and self.const_bank
                 and isinstance(d.ast.operands[1], Sym)
                 and not op.extra
             ):
@@ -474,7 +501,7 @@ class _Sweep:
                 return
             if inst.pred is None:
                 self.record_copy(d, s, t)
-            elif self.p.knob("CopyPropNonRegMultiDef") and inst.olds:
+            elif self.nonreg_multidef and inst.olds:
                 old = inst.olds[0]
                 sv = s if isinstance(s, Value) else None
                 if sv is not None and old is not None and self.find(old) is self.find(sv):
@@ -505,7 +532,7 @@ class _Sweep:
                 self.consts[d.id] = bits
             return
         if s.kind == "special":
-            if self.p.knob("CopyPropPreAllocReg"):
+            if self.prealloc:
                 self.special[d.id] = s
             return
         if s.kind == "undef":
@@ -581,7 +608,7 @@ class _Sweep:
         return self._other_readers
 
     def single_use(self, v: Value) -> bool:
-        if not self.p.knob("GeneralOptimizeWideMul"):
+        if not self.wide_mul:
             return False
         if self.use_count is None:
             n: dict[int, int] = {}
@@ -668,6 +695,10 @@ class _Sweep:
             self.apply(inst, d, rw)
 
     def evaluate(self, inst: Inst) -> int | None:
+        consts = self.consts
+        for u in inst.uses:
+            if not isinstance(u, Imm) and u.id not in consts:
+                return None  # (the loop below would give up there)
         ast = inst.ast
         names: list[str | Imm] = []
         types: dict[str, str] = {}
