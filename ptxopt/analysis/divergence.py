@@ -797,11 +797,15 @@ class ModuleDivergence:
     stats: DivergenceStats
     order: list[str]
     handed_out: set[Func] = field(default_factory=set)
+    # ``am.ir_version`` when computed (``None``: not known to match the module now)
+    ir_version: int | None = None
 
     @classmethod
     def compute(cls, fn: object, am: AnalysisManager) -> ModuleDivergence:
         assert isinstance(fn, IRModule)
-        return analyze_module(fn)
+        md = analyze_module(fn)
+        md.ir_version = am.ir_version
+        return md
 
 
 def _call_order(mod: IRModule) -> list[Func]:
@@ -981,12 +985,22 @@ def propagate_varying(
     """Phase 53 (``OriPropagateVaryingFirst``) or 70 (``OriPropagateVaryingSecond``): drop
     any cached divergence of ``func`` (and of its bound module) and recompute from scratch.
     ``module=False`` keeps the module's result: a pass that runs this on every function
-    of an unchanged module recomputes the module once, not once per function."""
+    of an unchanged module recomputes the module once, not once per function.  Inside
+    the pass pipeline (``am.ir_version`` set), a module result computed since the last
+    reported change is kept: recomputing it would give the same result."""
     if phase not in PHASES:
         raise ValueError(f"varying propagation runs at phases {sorted(PHASES)}, not {phase}")
+    mod = _MODULE_OF.get(func)
+    if mod is not None and am.ir_version is not None:
+        # nothing changed in the module since its analysis was computed from scratch
+        # (the pipeline's version is unchanged): recomputing would give the same result
+        md = am.cached(ModuleDivergence, mod)
+        if md is not None and md.ir_version == am.ir_version:
+            d = am.cached(Divergence, func)
+            if d is not None and d is md.funcs.get(func.name):
+                return d
     keep = frozenset(c for c in am.cached_analyses(func) if c is not Divergence)
     am.invalidate(func, keep)
-    mod = _MODULE_OF.get(func)
     if mod is not None and module:
         am.invalidate(mod)
     return am.get(Divergence, func)
