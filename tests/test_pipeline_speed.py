@@ -60,3 +60,40 @@ def test_unchanged_module_not_analysed_again(passes: str, monkeypatch: pytest.Mo
     # outside the pipeline, propagate_varying recomputes
     div.propagate_varying(mod.funcs[0], am, 70)
     assert len(calls) == 2
+
+
+def test_restarted_rounds_reuse_unchanged_functions(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A restart of the module analysis re-analyses only the functions whose inputs
+    (parameter flags, callees' return flags) changed; every result is what a fresh
+    analysis with the final inputs gives."""
+    text = (
+        files("ptxopt").parent / "tests" / "corpus" / "cuda" / "control.O3.sm90.ptx"
+    ).read_text()
+    mod = lift_module(parse(text, "control.ptx"))
+    calls = []
+    real = div.analyze_function
+
+    def counting(f, env, **kw):  # type: ignore[no-untyped-def]
+        calls.append(f.name)
+        return real(f, env, **kw)
+
+    monkeypatch.setattr(div, "analyze_function", counting)
+    md = div.analyze_module(mod)
+    assert md.stats.restarts >= 1
+    assert len(calls) < md.stats.rounds * len(mod.funcs)
+    index = {f.name: i for i, f in enumerate(mod.funcs)}
+
+    def call_ret(site, k):  # type: ignore[no-untyped-def]
+        st = md.table.get(index[site.callee]) if site.callee in index else None
+        return True if st is None or k >= len(st.rets) else st.rets[k]
+
+    for f in mod.funcs:
+        entry = f.ast.kind == ".entry"
+        st = md.table.get(index[f.name])
+        assert st is not None
+        params = [False] * len(f.ast.params) if entry else list(st.params)
+        fresh = real(f, div.FuncEnv(entry, params, call_ret))
+        got = md.funcs[f.name]
+        assert got.same_as(fresh)
+        assert got.ret_varying == fresh.ret_varying
+        assert got.arg_varying == fresh.arg_varying

@@ -876,6 +876,19 @@ def _address_taken(mod: IRModule) -> set[str]:
     return out
 
 
+def _recording(
+    call_ret: Callable[[CallSite, int], bool], asked: list[tuple[CallSite, int, bool]]
+) -> Callable[[CallSite, int], bool]:
+    """``call_ret`` that also appends each question and its answer to ``asked``."""
+
+    def ask(site: CallSite, k: int) -> bool:
+        answer = call_ret(site, k)
+        asked.append((site, k, answer))
+        return answer
+
+    return ask
+
+
 def analyze_module(mod: IRModule, *, max_rounds: int | None = None) -> ModuleDivergence:
     """Divergence of every function with the inter-procedural step (spec 01)."""
     order = _call_order(mod)
@@ -918,6 +931,11 @@ def analyze_module(mod: IRModule, *, max_rounds: int | None = None) -> ModuleDiv
             return True  # a declared-only (external) function
         return st.rets[k]
 
+    # per function, its last analysis and the inputs it read (parameter flags, the
+    # call_ret answers asked): a function whose inputs are unchanged in a restarted
+    # round would be analysed to the same result
+    last: dict[str, tuple[list[bool], list[tuple[CallSite, int, bool]], Divergence]] = {}
+
     rounds = 0
     while True:
         rounds += 1
@@ -928,10 +946,19 @@ def analyze_module(mod: IRModule, *, max_rounds: int | None = None) -> ModuleDiv
             st = state(f.name)
             assert st is not None
             entry = f.ast.kind == ".entry"
-            env = FuncEnv(
-                entry, list(st.params) if not entry else [False] * len(f.ast.params), call_ret
-            )
-            res = analyze_function(f, env)
+            params = list(st.params) if not entry else [False] * len(f.ast.params)
+            memo = last.get(f.name)
+            if (
+                memo is not None
+                and memo[0] == params
+                and all(call_ret(site, k) == was for site, k, was in memo[1])
+            ):
+                res = memo[2]
+            else:
+                asked: list[tuple[CallSite, int, bool]] = []
+                env = FuncEnv(entry, params, _recording(call_ret, asked))
+                res = analyze_function(f, env)
+                last[f.name] = (params, asked, res)
             results[f.name] = res
             done.add(f.name)
             # inter-procedural step: call edges of f, then f's own return values
