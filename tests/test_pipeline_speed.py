@@ -5,6 +5,7 @@ all when no pass changed the module since the last analysis."""
 from __future__ import annotations
 
 from importlib.resources import files
+from pathlib import Path
 
 import pytest
 
@@ -66,9 +67,7 @@ def test_restarted_rounds_reuse_unchanged_functions(monkeypatch: pytest.MonkeyPa
     """A restart of the module analysis re-analyses only the functions whose inputs
     (parameter flags, callees' return flags) changed; every result is what a fresh
     analysis with the final inputs gives."""
-    text = (
-        files("ptxopt").parent / "tests" / "corpus" / "cuda" / "control.O3.sm90.ptx"
-    ).read_text()
+    text = (Path(__file__).parent / "corpus" / "cuda" / "control.O3.sm90.ptx").read_text()
     mod = lift_module(parse(text, "control.ptx"))
     calls = []
     real = div.analyze_function
