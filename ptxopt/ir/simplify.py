@@ -27,6 +27,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from ptxopt.ir.core import Inst, Value
+from ptxopt.ir.immediates import imm_for
 from ptxopt.ptx.ast import Imm, Reg
 from ptxopt.ptx.types import bit_width
 
@@ -276,8 +277,6 @@ def _add_chain(inst: Inst, x: Value, c: int, t: str, w: int) -> Rewrite | None:
     if y is None or c1 is None:
         return None
     total = (c1 + c) & ((1 << w) - 1)
-    from ptxopt.ir.fold import imm_for
-
     imm = imm_for(total, t)
     if imm is None:
         return None

@@ -47,6 +47,7 @@ from ptxopt.analysis.manager import AnalysisManager
 from ptxopt.analysis.rpo import reverse_postorder
 from ptxopt.ir.core import Block, Func, Inst, Phi, Value
 from ptxopt.ir.edit import insert_before, make_inst, replace_uses
+from ptxopt.ir.immediates import imm_bits, imm_for
 from ptxopt.ir.operands import rebuild, regs_of
 from ptxopt.ir.simplify import Rewrite, simplify
 from ptxopt.knobs import Knob
@@ -63,16 +64,7 @@ def evaluate(ins: Instr, types: Any, inputs: Any) -> Any:
     return _evaluate(ins, types, inputs)
 
 
-def imm_bits(imm: Imm, t: str) -> int | None:
-    from ptxopt.ir.fold import imm_bits as _imm_bits
-
-    return _imm_bits(imm, t)
-
-
-def imm_for(bits: int, t: str) -> Imm | None:
-    from ptxopt.ir.fold import imm_for as _imm_for
-
-    return _imm_for(bits, t)
+# (reading and writing immediates needs no numpy: ptxopt.ir.immediates)
 
 
 SUBPASSES = ("copy-prop", "fold", "simplify", "dce")
