@@ -137,6 +137,8 @@ def run_pipeline(
     # a number for the current state of the module: anything cached in ``am`` from
     # before this run may be stale
     am.ir_version = next(_VERSIONS)
+    am.changes.clear()
+    am.memo.clear()
     try:
         for step in _as_steps(names):
             cls = classes[step.pass_name]
@@ -157,6 +159,7 @@ def run_pipeline(
                     changed += 1
                     version += 1
                     am.ir_version = next(_VERSIONS)
+                    am.changes[id(func)] = am.changes.get(id(func), 0) + 1
                     am.invalidate(func, p.preserves)
                     if verify_each:
                         check_preserved(label, func, am)
@@ -174,4 +177,6 @@ def run_pipeline(
                 dump(f"*** IR after {label} ***\n{dump_module(mod)}")
     finally:
         am.ir_version = None  # changes made outside the pipeline are not tracked
+        am.changes.clear()
+        am.memo.clear()
     return report

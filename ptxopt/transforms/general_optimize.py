@@ -40,8 +40,9 @@ copy propagation alone).
 
 from __future__ import annotations
 
+from collections import Counter
 from dataclasses import replace
-from typing import Any
+from typing import Any, cast
 
 from ptxopt.analysis.manager import AnalysisManager
 from ptxopt.analysis.rpo import reverse_postorder
@@ -66,6 +67,10 @@ def evaluate(ins: Instr, types: Any, inputs: Any) -> Any:
 
 # (reading and writing immediates needs no numpy: ptxopt.ir.immediates)
 
+
+# a function at general-optimize's fixed point: (the function, the changes reported to
+# it, the module's variables, what the last round counted)
+_FixedPoint = tuple[Func, int, dict[str, str], Counter[str]]
 
 SUBPASSES = ("copy-prop", "fold", "simplify", "dce")
 SPEC = "03-copyprop-cse.txt"
@@ -222,7 +227,9 @@ def _const_operand(x: Value | Imm, t: str, consts: dict[int, int]) -> int | None
 class _Sweep:
     """One round of the sub-passes over a function."""
 
-    def __init__(self, p: GeneralOptimize, func: Func, subs: set[str]) -> None:
+    def __init__(
+        self, p: GeneralOptimize, func: Func, subs: set[str], gvars: dict[str, str]
+    ) -> None:
         self.p = p
         self.func = func
         self.subs = subs
@@ -235,7 +242,7 @@ class _Sweep:
         self.global_left = int(p.knob("CopyPropGlobalBudget"))  # type: ignore[call-overload]
         self.force_global = bool(p.knob("CopyPropForceGlobal"))
         self.stats = p.stats
-        self.gvars = p.global_spaces()
+        self.gvars = gvars
         self.use_count: dict[int, int] | None = None  # readers per value (a hint)
         self._other_readers: set[int] | None = None
         # the knobs the per-instruction code reads (fixed for a run)
@@ -928,18 +935,37 @@ class GeneralOptimize(FunctionPass):
 
     def run(self, func: Func, am: AnalysisManager) -> bool:
         subs = self.subpasses()
+        # Inside the pipeline, a run that ended in a round changing nothing left the
+        # function at a fixed point: until a pass reports a change to it (or the
+        # module's variables change), a run with the same knobs would be that one
+        # round again, changing nothing and counting what it counted.
+        memo: dict[object, object] | None = am.memo if am.ir_version is not None else None
+        key = (GeneralOptimize, id(func), repr(sorted(self.options.items())))
+        gvars = self.global_spaces()
+        if memo is not None:
+            rec = cast("_FixedPoint | None", memo.get(key))
+            if rec is not None:
+                f0, seen, gv0, counted = rec
+                if f0 is func and seen == am.changes.get(id(func), 0) and gv0 == gvars:
+                    self.stats.update(counted)
+                    return False
         changed = False
         rounds = int(self.knob("GeneralOptimizeIterations"))  # type: ignore[call-overload]
         for _ in range(rounds):
+            before = Counter(self.stats)
             step = False
             if subs - {"dce"}:
-                step = _Sweep(self, func, subs).run()
+                step = _Sweep(self, func, subs, gvars).run()
             if "dce" in subs:
                 n = dce(func)
                 if n:
                     self.stats["dead instructions removed"] += n
                     step = True
             if not step:
+                if memo is not None:
+                    # (a True result counts as one more change to the function)
+                    seen = am.changes.get(id(func), 0) + int(changed)
+                    memo[key] = (func, seen, gvars, self.stats - before)
                 break
             changed = True
         else:
