@@ -355,18 +355,23 @@ class Cssa:
         :class:`~ptxopt.ir.ssa_liveness.SsaLiveness`) and the last use per block."""
         blocks = self.func.blocks
         n = len(blocks)
+        preds = [[p.index for p in b.preds] for b in blocks]
         live_in: list[set[int]] = [set() for _ in range(n)]
         live_out: list[set[int]] = [set() for _ in range(n)]
         last: dict[tuple[int, int], float] = {}
+        variables = self.vars
         for vid, uses in self.uses.items():
-            var = self.vars[vid]
+            var = variables[vid]
             db = var.block
+            dpos = var.pos
             for b, pos in uses:
                 key = (vid, b)
                 if last.get(key, _NEG_INF) < pos:
                     last[key] = pos
-                if b == db and var.pos < pos:
+                if b == db and dpos < pos:
                     continue
+                if vid in live_in[b]:
+                    continue  # (explored from an earlier use)
                 stack = [b]
                 while stack:
                     x = stack.pop()
@@ -374,8 +379,7 @@ class Cssa:
                     if vid in li:
                         continue
                     li.add(vid)
-                    for p in blocks[x].preds:
-                        pi = p.index
+                    for pi in preds[x]:
                         live_out[pi].add(vid)
                         if pi != db and vid not in live_in[pi]:
                             stack.append(pi)
