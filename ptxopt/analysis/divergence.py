@@ -324,6 +324,7 @@ class _Propagator:
         self.own_params = {p.name: i for i, p in enumerate(func.ast.params)}
         self.own_rets = {p.name: i for i, p in enumerate(func.ast.rets)}
         self.any_divergence = False
+        self.repeatable: dict[Inst, bool] = {}  # memo of _repeatable (regions overlap)
         # varying values known to differ only in some bits within a warp (lane_bits)
         self.lmask: dict[int, int] = {}
         self.shape = block_shape(func.ast.directives)
@@ -635,9 +636,15 @@ class _Propagator:
         # Impure results computed in the region and used outside it.
         var = self.var
         users = self.users
+        repeatable = self.repeatable
         for x in reg.blocks:
             for inst in blocks[x].insts:
-                if not inst.defs or _repeatable(inst):
+                if not inst.defs:
+                    continue
+                rep = repeatable.get(inst)
+                if rep is None:
+                    rep = repeatable[inst] = _repeatable(inst)
+                if rep:
                     continue
                 for d in inst.defs:
                     if var[d.id]:
