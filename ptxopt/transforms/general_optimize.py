@@ -585,15 +585,18 @@ class _Sweep:
         towards propagating less)."""
         if self._other_readers is None:
             marked: set[int] = set()
+            mark = marked.add
             copies: dict[int, list[int]] = {}  # d -> the values d copies
             for b in self.func.blocks:
                 for phi in b.phis:
-                    marked.update(x.id for x in phi.incoming)
+                    for pv in phi.incoming:
+                        mark(pv.id)
                 for ins in b.insts:
-                    xs = ins.operand_values()
-                    if not _takes_special(ins) or ins.pred is not None:
-                        marked.update(x.id for x in xs)
-                    elif ins.opcode == "mov" and ins.defs:
+                    if ins.pred is not None or not _takes_special(ins):
+                        for ov in ins.operand_values():
+                            mark(ov.id)
+                    elif ins.ast.opcode == "mov" and ins.defs:
+                        xs = ins.operand_values()  # (used up by the first definition)
                         for d in ins.defs:
                             copies.setdefault(d.id, []).extend(x.id for x in xs)
             work = [v for v in marked if v in copies]
@@ -837,6 +840,21 @@ def dce(func: Func) -> int:
     live_insts: set[int] = set()
     live_phis: set[int] = set()
     work: list[Value] = []
+    push = work.append
+
+    def reads(inst: Inst) -> None:  # (Inst.operand_values, onto the worklist)
+        if inst.pred is not None:
+            push(inst.pred)
+        for u in inst.uses:
+            if type(u) is Value:
+                push(u)
+        if inst.olds is not None:
+            for o in inst.olds:
+                if o is not None:
+                    push(o)
+        if inst.carry_in is not None:
+            push(inst.carry_in)
+
     for b in func.blocks:
         for inst in b.insts:
             info = inst.info
@@ -850,25 +868,28 @@ def dce(func: Func) -> int:
                 and inst.carry_out is None
             ):
                 live_insts.add(id(inst))
-                work.extend(inst.operand_values())
+                reads(inst)
     while work:
-        v = work.pop()
-        d = v.inst
+        d = work.pop().inst
         if d is None:
             continue
-        if isinstance(d, Phi):
+        if type(d) is Phi:
             if id(d) not in live_phis:
                 live_phis.add(id(d))
                 work.extend(d.incoming)
         elif id(d) not in live_insts and d.block is not None:
             live_insts.add(id(d))
-            work.extend(d.operand_values())
+            reads(d)  # type: ignore[arg-type]
     removed = 0
     for b in func.blocks:
-        n = len(b.insts) + len(b.phis)
-        b.insts = [i for i in b.insts if id(i) in live_insts]
-        b.phis = [p for p in b.phis if id(p) in live_phis]
-        removed += n - len(b.insts) - len(b.phis)
+        insts = b.insts
+        if not all(id(i) in live_insts for i in insts):
+            b.insts = [i for i in insts if id(i) in live_insts]
+            removed += len(insts) - len(b.insts)
+        phis = b.phis
+        if phis and not all(id(p) in live_phis for p in phis):
+            b.phis = [p for p in phis if id(p) in live_phis]
+            removed += len(phis) - len(b.phis)
     return removed
 
 
