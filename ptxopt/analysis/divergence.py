@@ -487,10 +487,11 @@ class _Propagator:
         if info is None:
             return
         var = self.var
-        defs = inst.defs
         lmask = self.lmask
-        if defs and (not all(var[d.id] for d in defs) or any(d.id in lmask for d in defs)):
-            self._eval_defs(inst)
+        for d in inst.defs:  # a result not (fully) varying yet?
+            if not var[d.id] or d.id in lmask:
+                self._eval_defs(inst)
+                break
         if inst.carry_out is not None and not var[inst.carry_out.id]:
             for v in inst.operand_values():
                 if var[v.id]:
