@@ -477,10 +477,14 @@ class Cssa:
         live_out = self.live_out
         last = self.last
         stack: list[tuple[_Var, bool]] = []
+        # the members of each class on the stack, in stack order (the walk below looks
+        # at the other class's only)
+        on_x: list[_Var] = []
+        on_y: list[_Var] = []
         for c, side in merged:
             cb, cp, cv = c.block, c.pos, c.value
             while stack:  # pop what does not dominate c (as _dominates)
-                a = stack[-1][0]
+                a, aside = stack[-1]
                 ab = a.block
                 if ab == cb:
                     if a.pos <= cp:
@@ -491,11 +495,10 @@ class Cssa:
                     if pa >= 0 and pc >= 0 and pa <= pc <= dlast[ab]:
                         break
                 stack.pop()
+                (on_x if aside else on_y).pop()
             first: _Var | None = None
             lo = live_out[cb]
-            for a, aside in reversed(stack):
-                if aside == side:
-                    continue
+            for a in reversed(on_y if side else on_x):
                 av = a.value
                 if a.block == cb and a.pos == cp and av != cv:
                     return True  # written by the same instruction or parallel copy
@@ -509,6 +512,7 @@ class Cssa:
                 if av != cv and (a.id in lo or last.get((a.id, cb), _NEG_INF) > cp):
                     return True
             stack.append((c, side))
+            (on_x if side else on_y).append(c)
         return False
 
     def try_merge(self, a: _Var, b: _Var, simt: bool = True) -> bool:
