@@ -972,12 +972,14 @@ class GeneralOptimize(FunctionPass):
                     return False
         changed = False
         rounds = int(self.knob("GeneralOptimizeIterations"))  # type: ignore[call-overload]
+        swept_clean = False  # the code is as the last dce left it (nothing dead in it)
         for _ in range(rounds):
             before = Counter(self.stats)
             step = False
             if subs - {"dce"}:
                 step = _Sweep(self, func, subs, gvars).run()
-            if "dce" in subs:
+            if "dce" in subs and not (swept_clean and not step):
+                swept_clean = True
                 n = dce(func)
                 if n:
                     self.stats["dead instructions removed"] += n
