@@ -576,9 +576,9 @@ def test_fixed_point_runs_skipped_with_the_same_counts(monkeypatch: pytest.Monke
     sweeps: list[int] = []
     real = go._Sweep.run
 
-    def counting(self):  # type: ignore[no-untyped-def]
+    def counting(self, *args):  # type: ignore[no-untyped-def]
         sweeps.append(1)
-        return real(self)
+        return real(self, *args)
 
     monkeypatch.setattr(go._Sweep, "run", counting)
     one = lifted()

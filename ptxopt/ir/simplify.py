@@ -129,7 +129,6 @@ def simplify(
         return None
     mods = inst.ast.mods
     t = inst.info.type
-    ms = set(mods)
     if op in ("add", "sub", "mul", "and", "or", "xor", "min", "max", "shl", "shr", "selp"):
         a, b = _src(inst, 0), _src(inst, 1)
         if a is None or b is None:
@@ -166,6 +165,7 @@ def simplify(
         return None
     w, kind = it
     mask = (1 << w) - 1
+    ms = set(mods)
     if ms & {".sat", ".cc", ".hi", ".relu"} or (".wide" in ms and op != "mul"):
         return None
     if a is None or b is None:

@@ -768,9 +768,11 @@ class _Sweep:
         self.stats["instructions simplified"] += 1
 
     # -- the sweep -------------------------------------------------------------
-    def run(self) -> bool:
+    def run(self, order: list[int] | None = None) -> bool:
+        """One round; ``order``: the blocks in reverse postorder, if known."""
         func = self.func
-        order = reverse_postorder(func.cfg_succs(), 0)
+        if order is None:
+            order = reverse_postorder(func.cfg_succs(), 0)
         do_copy = "copy-prop" in self.subs
         do_fold = "fold" in self.subs or "simplify" in self.subs
         reach = bool(self.p.knob("CopyPropUseReachingDefs"))
@@ -973,11 +975,13 @@ class GeneralOptimize(FunctionPass):
         changed = False
         rounds = int(self.knob("GeneralOptimizeIterations"))  # type: ignore[call-overload]
         swept_clean = False  # the code is as the last dce left it (nothing dead in it)
+        # (no sub-pass touches a terminator: the CFG and its order stay as they are)
+        order = reverse_postorder(func.cfg_succs(), 0)
         for _ in range(rounds):
             before = Counter(self.stats)
             step = False
             if subs - {"dce"}:
-                step = _Sweep(self, func, subs, gvars).run()
+                step = _Sweep(self, func, subs, gvars).run(order)
             if "dce" in subs and not (swept_clean and not step):
                 swept_clean = True
                 n = dce(func)
