@@ -528,11 +528,13 @@ class Cssa:
             and ((x.has_uniform and y.has_mixing) or (y.has_uniform and x.has_mixing))
         ):
             self.stats.divergence_blocked += 1
-            self._say(2, f"  keep apart (divergence): {self._show(a)} / {self._show(b)}")
+            if self._saying(2):
+                self._say(2, f"  keep apart (divergence): {self._show(a)} / {self._show(b)}")
             return False
         if self.interfere(x, y):
             self.stats.interference += 1
-            self._say(2, f"  keep apart (interference): {self._show(a)} / {self._show(b)}")
+            if self._saying(2):
+                self._say(2, f"  keep apart (interference): {self._show(a)} / {self._show(b)}")
             return False
         if len(x.members) < len(y.members):
             x, y = y, x
@@ -543,7 +545,8 @@ class Cssa:
         for m in y.members:
             self.cls[m.id] = x
         self.stats.coalesced += 1
-        self._say(2, f"  coalesce {self._show(a)} with {self._show(b)}")
+        if self._saying(2):
+            self._say(2, f"  coalesce {self._show(a)} with {self._show(b)}")
         return True
 
     def coalesce(self) -> None:
@@ -704,6 +707,10 @@ class Cssa:
         return None
 
     # -- diagnostics ---------------------------------------------------------------------
+
+    def _saying(self, level: int) -> bool:
+        """Is a line of ``level`` printed?  (Test before building it.)"""
+        return self.log is not None and self.verbosity >= level
 
     def _say(self, level: int, text: str) -> None:
         if self.log is not None and self.verbosity >= level:
