@@ -207,10 +207,10 @@ def _still_defined(v: Value) -> bool:
 
 def _takes_special(inst: Inst) -> bool:
     """ptxas reads special registers only in ``mov`` and integer-to-integer ``cvt``."""
-    if inst.opcode == "mov":
+    if inst.ast.opcode == "mov":
         return True
     info = inst.info
-    if inst.opcode != "cvt" or info is None or len(info.types) != 2:
+    if inst.ast.opcode != "cvt" or info is None or len(info.types) != 2:
         return False
     return len(inst.ast.mods) == 2 and all(t[1] in "usb" for t in info.types)
 
@@ -486,7 +486,7 @@ class _Sweep:
             return
         d = inst.defs[0]
         ops = inst.ast.operands
-        if inst.opcode == "mov" and len(ops) == 2 and type(ops[0]) is Reg and info.types:
+        if inst.ast.opcode == "mov" and len(ops) == 2 and type(ops[0]) is Reg and info.types:
             t = info.types[-1]
             src = ops[1]
             s: Value | Imm | None = None
@@ -508,7 +508,7 @@ class _Sweep:
                 else:
                     self.pcopy[d.id] = (inst.pred, inst.pred_neg, sv, old)
             return
-        if inst.opcode == "selp" and inst.pred is None and len(ops) == 4:
+        if inst.ast.opcode == "selp" and inst.pred is None and len(ops) == 4:
             layout = _slot_layout(inst)
             if len(layout) != len(inst.uses):
                 return
@@ -684,7 +684,7 @@ class _Sweep:
         # a register copy stays a copy (copy propagation serves its uses): turning
         # wgmma accumulator copies of a zero register into moves of 0 cost ptxas 8 %
         # more SASS on triton/matmul_fp16.sm90a
-        if "fold" in self.subs and inst.opcode != "mov":
+        if "fold" in self.subs and inst.ast.opcode != "mov":
             bits = self.evaluate(inst)
             if bits is not None:
                 if self.mov_const(inst, d, bits):
