@@ -187,17 +187,17 @@ def sources(inst: Inst) -> list[Value | Imm | None]:
     out: list[Value | Imm | None] = []
     it = iter(inst.uses)
     ops = inst.ast.operands
+    defs = info.defs
     for k in info.uses:
-        if k >= len(ops) or k in info.defs:
+        if k >= len(ops) or k in defs:
             continue
         op = ops[k]
-        n = sum(1 for _ in regs_of(op))
         if isinstance(op, Reg):
             out.append(next(it))
         elif isinstance(op, Imm):
             out.append(op)
         else:
-            for _ in range(n):
+            for _ in regs_of(op):
                 next(it)
             out.append(None)
     return out
