@@ -12,6 +12,7 @@ and each pass's own counters (``--stats``).
 
 from __future__ import annotations
 
+import itertools
 import time
 from collections import Counter
 from collections.abc import Callable, Sequence
@@ -25,6 +26,9 @@ from ptxopt.knobs import registry as knob_registry
 from ptxopt.phases import Step, default_steps, resolve_pass_list
 from ptxopt.pipeline_report import PipelineReport
 from ptxopt.transforms.base import REGISTRY, FunctionPass
+
+# module versions (AnalysisManager.ir_version): never reused, across pipeline runs too
+_VERSIONS = itertools.count(1)
 
 
 def _load_passes() -> None:
@@ -130,37 +134,49 @@ def run_pipeline(
     # (the divergence analysis of one function looks at its callees)
     settled: dict[tuple[int, str, str], int] = {}
     version = 0
-    for step in _as_steps(names):
-        cls = classes[step.pass_name]
-        p = cls(**pass_options(cls, {**knobs, **step.knobs}))
-        p.module = mod
-        label = step.label
-        wanted = {step.pass_name, label, "all"}
-        if dump is not None and wanted & dump_before:
-            dump(f"*** IR before {label} ***\n{dump_module(mod)}")
-        t0 = time.perf_counter()
-        changed = 0
-        options = repr(sorted(p.options.items()))
-        for func in mod.funcs:
-            key = (id(func), step.pass_name, options)
-            if cls.idempotent and settled.get(key) == version:
-                continue
-            if p.run(func, am):
-                changed += 1
-                version += 1
-                am.invalidate(func, p.preserves)
+    # a number for the current state of the module: anything cached in ``am`` from
+    # before this run may be stale
+    am.ir_version = next(_VERSIONS)
+    am.changes.clear()
+    am.memo.clear()
+    try:
+        for step in _as_steps(names):
+            cls = classes[step.pass_name]
+            p = cls(**pass_options(cls, {**knobs, **step.knobs}))
+            p.module = mod
+            label = step.label
+            wanted = {step.pass_name, label, "all"}
+            if dump is not None and wanted & dump_before:
+                dump(f"*** IR before {label} ***\n{dump_module(mod)}")
+            t0 = time.perf_counter()
+            changed = 0
+            options = repr(sorted(p.options.items()))
+            for func in mod.funcs:
+                key = (id(func), step.pass_name, options)
+                if cls.idempotent and settled.get(key) == version:
+                    continue
+                if p.run(func, am):
+                    changed += 1
+                    version += 1
+                    am.ir_version = next(_VERSIONS)
+                    am.changes[id(func)] = am.changes.get(id(func), 0) + 1
+                    am.invalidate(func, p.preserves)
+                    if verify_each:
+                        check_preserved(label, func, am)
+                elif cls.idempotent:
+                    settled[key] = version
                 if verify_each:
-                    check_preserved(label, func, am)
-            elif cls.idempotent:
-                settled[key] = version
-            if verify_each:
-                verify_function(func)
-        report.add_time(label, time.perf_counter() - t0)
-        report.changed[label] = report.changed.get(label, 0) + changed
-        if p.stats:
-            report.stats.setdefault(label, Counter()).update(p.stats)
-        if p.notes:
-            report.notes.setdefault(label, []).extend(p.notes)
-        if dump is not None and wanted & dump_after:
-            dump(f"*** IR after {label} ***\n{dump_module(mod)}")
+                    verify_function(func)
+            report.add_time(label, time.perf_counter() - t0)
+            report.changed[label] = report.changed.get(label, 0) + changed
+            if p.stats:
+                report.stats.setdefault(label, Counter()).update(p.stats)
+            if p.notes:
+                report.notes.setdefault(label, []).extend(p.notes)
+            if dump is not None and wanted & dump_after:
+                dump(f"*** IR after {label} ***\n{dump_module(mod)}")
+    finally:
+        am.ir_version = None  # changes made outside the pipeline are not tracked
+        am.changes.clear()
+        am.memo.clear()
     return report

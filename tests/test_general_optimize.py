@@ -545,3 +545,52 @@ def test_tied_tensor_accumulators_keep_their_registers(tmp_path: Path) -> None:
     line = next(x for x in res.text.splitlines() if "wgmma.mma_async" in x)
     assert "{%f2, %f3, %f4, %f5}" in line
     ptxas_check(res.text, "sm_90a", tmp_path)
+
+
+def test_fixed_point_runs_skipped_with_the_same_counts(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A later placement on a function nothing changed since general-optimize left it at
+    a fixed point is not rerun, but counts what the rerun would (here the selp whose
+    constant condition is seen in every round), and changes the same nothing."""
+    from ptxopt.ir.lift import lift_module
+    from ptxopt.ir.lower import print_ir_module
+    from ptxopt.pipeline import parse_pipeline, run_pipeline
+    from ptxopt.ptx.parser import parse
+
+    text = kernel(
+        """
+        ld.global.f32 %f1, [%rd4];
+        ld.global.f32 %f2, [%rd4+4];
+        mov.pred %p1, 1;
+        selp.b32 %r9, %f1, %f2, %p1;
+        mov.b32 %r3, %r2;
+        add.u32 %r10, %r9, %r3;
+        """
+    )
+    steps = "general-optimize@13,gvn-cse@49,general-optimize@29"
+
+    def lifted():  # type: ignore[no-untyped-def]
+        return lift_module(parse(text, "k.ptx"))
+
+    import ptxopt.transforms.general_optimize as go
+
+    sweeps: list[int] = []
+    real = go._Sweep.run
+
+    def counting(self, *args):  # type: ignore[no-untyped-def]
+        sweeps.append(1)
+        return real(self, *args)
+
+    monkeypatch.setattr(go._Sweep, "run", counting)
+    one = lifted()
+    report = run_pipeline(one, parse_pipeline(steps))
+    assert report.changed["general-optimize@13"] == 1
+    assert report.changed["gvn-cse@49"] == 0
+    assert len(sweeps) == 2  # the rounds of @13; @29 is not rerun
+    # the same steps, each in its own pipeline run: nothing is remembered between them
+    other = lifted()
+    counts = {}
+    for step in steps.split(","):
+        counts.update(run_pipeline(other, parse_pipeline(step)).stats)
+    assert counts["general-optimize@29"]["selp with constant condition"] == 1
+    assert report.stats == counts
+    assert print_ir_module(one) == print_ir_module(other)

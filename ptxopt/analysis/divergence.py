@@ -324,6 +324,7 @@ class _Propagator:
         self.own_params = {p.name: i for i, p in enumerate(func.ast.params)}
         self.own_rets = {p.name: i for i, p in enumerate(func.ast.rets)}
         self.any_divergence = False
+        self.repeatable: dict[Inst, bool] = {}  # memo of _repeatable (regions overlap)
         # varying values known to differ only in some bits within a warp (lane_bits)
         self.lmask: dict[int, int] = {}
         self.shape = block_shape(func.ast.directives)
@@ -486,10 +487,11 @@ class _Propagator:
         if info is None:
             return
         var = self.var
-        defs = inst.defs
         lmask = self.lmask
-        if defs and (not all(var[d.id] for d in defs) or any(d.id in lmask for d in defs)):
-            self._eval_defs(inst)
+        for d in inst.defs:  # a result not (fully) varying yet?
+            if not var[d.id] or d.id in lmask:
+                self._eval_defs(inst)
+                break
         if inst.carry_out is not None and not var[inst.carry_out.id]:
             for v in inst.operand_values():
                 if var[v.id]:
@@ -635,9 +637,15 @@ class _Propagator:
         # Impure results computed in the region and used outside it.
         var = self.var
         users = self.users
+        repeatable = self.repeatable
         for x in reg.blocks:
             for inst in blocks[x].insts:
-                if not inst.defs or _repeatable(inst):
+                if not inst.defs:
+                    continue
+                rep = repeatable.get(inst)
+                if rep is None:
+                    rep = repeatable[inst] = _repeatable(inst)
+                if rep:
                     continue
                 for d in inst.defs:
                     if var[d.id]:
@@ -797,11 +805,15 @@ class ModuleDivergence:
     stats: DivergenceStats
     order: list[str]
     handed_out: set[Func] = field(default_factory=set)
+    # ``am.ir_version`` when computed (``None``: not known to match the module now)
+    ir_version: int | None = None
 
     @classmethod
     def compute(cls, fn: object, am: AnalysisManager) -> ModuleDivergence:
         assert isinstance(fn, IRModule)
-        return analyze_module(fn)
+        md = analyze_module(fn)
+        md.ir_version = am.ir_version
+        return md
 
 
 def _call_order(mod: IRModule) -> list[Func]:
@@ -872,6 +884,19 @@ def _address_taken(mod: IRModule) -> set[str]:
     return out
 
 
+def _recording(
+    call_ret: Callable[[CallSite, int], bool], asked: list[tuple[CallSite, int, bool]]
+) -> Callable[[CallSite, int], bool]:
+    """``call_ret`` that also appends each question and its answer to ``asked``."""
+
+    def ask(site: CallSite, k: int) -> bool:
+        answer = call_ret(site, k)
+        asked.append((site, k, answer))
+        return answer
+
+    return ask
+
+
 def analyze_module(mod: IRModule, *, max_rounds: int | None = None) -> ModuleDivergence:
     """Divergence of every function with the inter-procedural step (spec 01)."""
     order = _call_order(mod)
@@ -914,6 +939,11 @@ def analyze_module(mod: IRModule, *, max_rounds: int | None = None) -> ModuleDiv
             return True  # a declared-only (external) function
         return st.rets[k]
 
+    # per function, its last analysis and the inputs it read (parameter flags, the
+    # call_ret answers asked): a function whose inputs are unchanged in a restarted
+    # round would be analysed to the same result
+    last: dict[str, tuple[list[bool], list[tuple[CallSite, int, bool]], Divergence]] = {}
+
     rounds = 0
     while True:
         rounds += 1
@@ -924,10 +954,19 @@ def analyze_module(mod: IRModule, *, max_rounds: int | None = None) -> ModuleDiv
             st = state(f.name)
             assert st is not None
             entry = f.ast.kind == ".entry"
-            env = FuncEnv(
-                entry, list(st.params) if not entry else [False] * len(f.ast.params), call_ret
-            )
-            res = analyze_function(f, env)
+            params = list(st.params) if not entry else [False] * len(f.ast.params)
+            memo = last.get(f.name)
+            if (
+                memo is not None
+                and memo[0] == params
+                and all(call_ret(site, k) == was for site, k, was in memo[1])
+            ):
+                res = memo[2]
+            else:
+                asked: list[tuple[CallSite, int, bool]] = []
+                env = FuncEnv(entry, params, _recording(call_ret, asked))
+                res = analyze_function(f, env)
+                last[f.name] = (params, asked, res)
             results[f.name] = res
             done.add(f.name)
             # inter-procedural step: call edges of f, then f's own return values
@@ -981,12 +1020,22 @@ def propagate_varying(
     """Phase 53 (``OriPropagateVaryingFirst``) or 70 (``OriPropagateVaryingSecond``): drop
     any cached divergence of ``func`` (and of its bound module) and recompute from scratch.
     ``module=False`` keeps the module's result: a pass that runs this on every function
-    of an unchanged module recomputes the module once, not once per function."""
+    of an unchanged module recomputes the module once, not once per function.  Inside
+    the pass pipeline (``am.ir_version`` set), a module result computed since the last
+    reported change is kept: recomputing it would give the same result."""
     if phase not in PHASES:
         raise ValueError(f"varying propagation runs at phases {sorted(PHASES)}, not {phase}")
+    mod = _MODULE_OF.get(func)
+    if mod is not None and am.ir_version is not None:
+        # nothing changed in the module since its analysis was computed from scratch
+        # (the pipeline's version is unchanged): recomputing would give the same result
+        md = am.cached(ModuleDivergence, mod)
+        if md is not None and md.ir_version == am.ir_version:
+            d = am.cached(Divergence, func)
+            if d is not None and d is md.funcs.get(func.name):
+                return d
     keep = frozenset(c for c in am.cached_analyses(func) if c is not Divergence)
     am.invalidate(func, keep)
-    mod = _MODULE_OF.get(func)
     if mod is not None and module:
         am.invalidate(mod)
     return am.get(Divergence, func)

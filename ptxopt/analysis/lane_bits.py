@@ -109,11 +109,23 @@ def special_mask(name: str, shape: BlockShape) -> int | None:
 # -- transfer functions -------------------------------------------------------------------
 
 _WIDTH = {"8": 8, "16": 16, "32": 32, "64": 64}
+_WIDTH_RE = re.compile(r"\.[bus](8|16|32|64)")
+_WIDTHS: dict[str, int | None] = {}  # modifier -> its width (memo of _width)
+
+# the opcodes result_mask has a rule for
+_KNOWN = frozenset(
+    {"mov", "and", "or", "xor", "shl", "shr", "add", "sub", "mul", "div", "cvt", "bfe", "selp"}
+)
 
 
 def _width(t: str) -> int | None:
-    m = re.fullmatch(r"\.[bus](8|16|32|64)", t)
-    return _WIDTH[m.group(1)] if m else None
+    w = _WIDTHS.get(t, -1)
+    if w != -1:
+        return w
+    m = _WIDTH_RE.fullmatch(t)
+    w = _WIDTH[m.group(1)] if m else None
+    _WIDTHS[t] = w
+    return w
 
 
 def _from_lowest(mask: int, width: int) -> int:
@@ -161,6 +173,8 @@ def result_mask(inst: Inst, mask_of: Callable[[Value], int | None]) -> int | Non
     info = inst.info
     if info is None or inst.carry_in is not None or inst.carry_out is not None:
         return None
+    if inst.ast.opcode not in _KNOWN:
+        return None  # (no rule below)
     srcs = _operands(inst)
     if srcs is None:
         return None

@@ -68,12 +68,22 @@ class _Entry:
 class AnalysisManager:
     """Per-function cache of analysis results."""
 
-    __slots__ = ("_cache", "_active", "stats")
+    __slots__ = ("_cache", "_active", "stats", "ir_version", "changes", "memo")
 
     def __init__(self) -> None:
         self._cache: dict[int, _Entry] = {}
         self._active: list[tuple[type, int]] = []
         self.stats = AnalysisStats()
+        # Set by the pass pipeline while it runs: a number that changes (to one never
+        # used before) whenever a pass reports a change to any function; ``None`` when
+        # no one tracks changes.  An analysis recomputed "from scratch" on request may
+        # keep a result stamped with the current number (nothing changed since).
+        self.ir_version: int | None = None
+        # Also kept by the pipeline while it runs (empty otherwise): how many changes
+        # passes reported per function (by ``id``), and what a pass noted for its later
+        # runs in the same pipeline run (keyed by the pass).
+        self.changes: dict[int, int] = {}
+        self.memo: dict[object, object] = {}
 
     def get(self, cls: type[A], fn: object) -> A:
         """The result of analysis ``cls`` on ``fn``, computed now if not cached."""

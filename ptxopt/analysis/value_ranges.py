@@ -51,12 +51,18 @@ __all__ = [
 ]
 
 
+_TYPE_WIDTH_RE = re.compile(r"^\.[busf](8|16|32|64|128)$")
+_TYPE_WIDTHS: dict[str, int] = {}  # memo of type_width (a few dozen type names)
+
+
 def type_width(t: str) -> int:
     """Bit width of a PTX type (``.u64`` -> 64, ``.pred`` -> 1); 0 if not an integer."""
-    m = re.match(r"^\.[busf](8|16|32|64|128)$", t)
-    if m:
-        return int(m.group(1))
-    return 1 if t == ".pred" else 0
+    w = _TYPE_WIDTHS.get(t)
+    if w is None:
+        m = _TYPE_WIDTH_RE.match(t)
+        w = int(m.group(1)) if m else (1 if t == ".pred" else 0)
+        _TYPE_WIDTHS[t] = w
+    return w
 
 
 @dataclass(frozen=True, slots=True)
@@ -181,17 +187,17 @@ def sources(inst: Inst) -> list[Value | Imm | None]:
     out: list[Value | Imm | None] = []
     it = iter(inst.uses)
     ops = inst.ast.operands
+    defs = info.defs
     for k in info.uses:
-        if k >= len(ops) or k in info.defs:
+        if k >= len(ops) or k in defs:
             continue
         op = ops[k]
-        n = sum(1 for _ in regs_of(op))
         if isinstance(op, Reg):
             out.append(next(it))
         elif isinstance(op, Imm):
             out.append(op)
         else:
-            for _ in range(n):
+            for _ in regs_of(op):
                 next(it)
             out.append(None)
     return out

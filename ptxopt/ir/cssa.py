@@ -65,6 +65,7 @@ from __future__ import annotations
 import sys
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from operator import attrgetter
 
 from ptxopt.analysis.dominators import DomTree
 from ptxopt.analysis.loops import LoopForest
@@ -76,6 +77,7 @@ from ptxopt.ptx.ast import Imm, Reg
 LEVEL_NONE, LEVEL_SIMT, LEVEL_THREAD, LEVEL_MOVS = 0, 1, 2, 3
 
 _NEG_INF = float("-inf")
+_KEY = attrgetter("key")  # a variable's dominance-order sort key
 
 
 @dataclass(slots=True)
@@ -117,6 +119,7 @@ class _Var:
         "real_use",
         "mixing",
         "origin",
+        "key",
     )
 
     def __init__(
@@ -132,6 +135,8 @@ class _Var:
         self.real_use = False  # read by something other than a copy
         self.mixing = False  # merges lanes that took different paths of a divergent branch
         self.origin = origin
+        # the dominance-order sort key (``Cssa._key``), set once the dominator tree exists
+        self.key: tuple[int, float, int] = (0, pos, vid)
 
 
 class _Class:
@@ -240,7 +245,7 @@ class Cssa:
             # value equality (Boissinot): a copy holds its source's value; sources
             # dominate their copies, so one pass in dominance order resolves chains
             copies = [self.vars[i] for i in self.copy_of if i in self.vars]
-            for var in sorted(copies, key=self._key):
+            for var in sorted(copies, key=_KEY):
                 var.value = self.copy_of[var.id].value
         if self.simt is not None:
             for var in self.vars.values():
@@ -253,11 +258,13 @@ class Cssa:
 
     def _var(self, v: Value, block: int, pos: float) -> _Var:
         var = _Var(v.id, block, pos, v.type, v.var, v)
+        var.key = self._make_key(var)
         self.vars[v.id] = var
         return var
 
     def _new(self, block: int, pos: float, vtype: str, name: str = "") -> _Var:
         var = _Var(self.next_id, block, pos, vtype, name, None)
+        var.key = self._make_key(var)
         self.next_id += 1
         self.vars[var.id] = var
         return var
@@ -348,18 +355,23 @@ class Cssa:
         :class:`~ptxopt.ir.ssa_liveness.SsaLiveness`) and the last use per block."""
         blocks = self.func.blocks
         n = len(blocks)
+        preds = [[p.index for p in b.preds] for b in blocks]
         live_in: list[set[int]] = [set() for _ in range(n)]
         live_out: list[set[int]] = [set() for _ in range(n)]
         last: dict[tuple[int, int], float] = {}
+        variables = self.vars
         for vid, uses in self.uses.items():
-            var = self.vars[vid]
+            var = variables[vid]
             db = var.block
+            dpos = var.pos
             for b, pos in uses:
                 key = (vid, b)
                 if last.get(key, _NEG_INF) < pos:
                     last[key] = pos
-                if b == db and var.pos < pos:
+                if b == db and dpos < pos:
                     continue
+                if vid in live_in[b]:
+                    continue  # (explored from an earlier use)
                 stack = [b]
                 while stack:
                     x = stack.pop()
@@ -367,8 +379,7 @@ class Cssa:
                     if vid in li:
                         continue
                     li.add(vid)
-                    for p in blocks[x].preds:
-                        pi = p.index
+                    for pi in preds[x]:
                         live_out[pi].add(vid)
                         if pi != db and vid not in live_in[pi]:
                             stack.append(pi)
@@ -415,9 +426,14 @@ class Cssa:
 
     # -- classes and interference -------------------------------------------------------
 
-    def _key(self, v: _Var) -> tuple[int, float, int]:
+    def _make_key(self, v: _Var) -> tuple[int, float, int]:
         pre = self.dom.pre[v.block]
         return (pre if pre >= 0 else 1 << 40 | v.block, v.pos, v.id)
+
+    @staticmethod
+    def _key(v: _Var) -> tuple[int, float, int]:
+        """Dominance order: dominator-tree preorder of the block, then position."""
+        return v.key
 
     def _singleton(self, v: _Var) -> _Class:
         pinned = v.name if v.name in self.pinned_names else None
@@ -427,7 +443,7 @@ class Cssa:
 
     def _add_member(self, k: _Class, v: _Var) -> None:
         k.members.append(v)
-        k.members.sort(key=self._key)
+        k.members.sort(key=_KEY)
         k.has_uniform = k.has_uniform or (v.uniform and v.real_use)
         k.has_mixing = k.has_mixing or v.mixing
 
@@ -443,36 +459,60 @@ class Cssa:
     def interfere(self, x: _Class, y: _Class) -> bool:
         """Do classes ``x`` and ``y`` (each interference-free) interfere?  One walk of
         their members in dominance order with a stack of dominating members."""
-        key = self._key
         xs, ys = x.members, y.members
+        nx, ny = len(xs), len(ys)
         merged: list[tuple[_Var, bool]] = []
         i = j = 0
-        while i < len(xs) or j < len(ys):
-            if j >= len(ys) or (i < len(xs) and key(xs[i]) <= key(ys[j])):
+        while i < nx and j < ny:
+            if xs[i].key <= ys[j].key:
                 merged.append((xs[i], True))
                 i += 1
             else:
                 merged.append((ys[j], False))
                 j += 1
+        merged.extend((v, True) for v in xs[i:])
+        merged.extend((v, False) for v in ys[j:])
+        pre = self.dom.pre
+        dlast = self.dom.last
+        live_out = self.live_out
+        last = self.last
         stack: list[tuple[_Var, bool]] = []
+        # the members of each class on the stack, in stack order (the walk below looks
+        # at the other class's only)
+        on_x: list[_Var] = []
+        on_y: list[_Var] = []
         for c, side in merged:
-            while stack and not self._dominates(stack[-1][0], c):
+            cb, cp, cv = c.block, c.pos, c.value
+            while stack:  # pop what does not dominate c (as _dominates)
+                a, aside = stack[-1]
+                ab = a.block
+                if ab == cb:
+                    if a.pos <= cp:
+                        break
+                else:
+                    pa = pre[ab]
+                    pc = pre[cb]
+                    if pa >= 0 and pc >= 0 and pa <= pc <= dlast[ab]:
+                        break
                 stack.pop()
+                (on_x if aside else on_y).pop()
             first: _Var | None = None
-            for a, aside in reversed(stack):
-                if aside == side:
-                    continue
-                if a.block == c.block and a.pos == c.pos and a.value != c.value:
+            lo = live_out[cb]
+            for a in reversed(on_y if side else on_x):
+                av = a.value
+                if a.block == cb and a.pos == cp and av != cv:
                     return True  # written by the same instruction or parallel copy
                 if first is None:
                     first = a
-                    if a.value == c.value:
+                    if av == cv:
                         break
-                elif a.value != first.value:
+                elif av != first.value:
                     break
-                if self.live_after(a, c.block, c.pos) and a.value != c.value:
+                # (live_after(a, cb, cp))
+                if av != cv and (a.id in lo or last.get((a.id, cb), _NEG_INF) > cp):
                     return True
             stack.append((c, side))
+            (on_x if side else on_y).append(c)
         return False
 
     def try_merge(self, a: _Var, b: _Var, simt: bool = True) -> bool:
@@ -488,22 +528,25 @@ class Cssa:
             and ((x.has_uniform and y.has_mixing) or (y.has_uniform and x.has_mixing))
         ):
             self.stats.divergence_blocked += 1
-            self._say(2, f"  keep apart (divergence): {self._show(a)} / {self._show(b)}")
+            if self._saying(2):
+                self._say(2, f"  keep apart (divergence): {self._show(a)} / {self._show(b)}")
             return False
         if self.interfere(x, y):
             self.stats.interference += 1
-            self._say(2, f"  keep apart (interference): {self._show(a)} / {self._show(b)}")
+            if self._saying(2):
+                self._say(2, f"  keep apart (interference): {self._show(a)} / {self._show(b)}")
             return False
         if len(x.members) < len(y.members):
             x, y = y, x
-        x.members = sorted(x.members + y.members, key=self._key)
+        x.members = sorted(x.members + y.members, key=_KEY)
         x.has_uniform = x.has_uniform or y.has_uniform
         x.has_mixing = x.has_mixing or y.has_mixing
         x.pinned = x.pinned or y.pinned
         for m in y.members:
             self.cls[m.id] = x
         self.stats.coalesced += 1
-        self._say(2, f"  coalesce {self._show(a)} with {self._show(b)}")
+        if self._saying(2):
+            self._say(2, f"  coalesce {self._show(a)} with {self._show(b)}")
         return True
 
     def coalesce(self) -> None:
@@ -539,7 +582,7 @@ class Cssa:
         for group in by_name.values():
             if len(group) < 2:
                 continue
-            group.sort(key=self._key)
+            group.sort(key=_KEY)
             for v in group[1:]:
                 self.try_merge(group[0], v)
 
@@ -664,6 +707,10 @@ class Cssa:
         return None
 
     # -- diagnostics ---------------------------------------------------------------------
+
+    def _saying(self, level: int) -> bool:
+        """Is a line of ``level`` printed?  (Test before building it.)"""
+        return self.log is not None and self.verbosity >= level
 
     def _say(self, level: int, text: str) -> None:
         if self.log is not None and self.verbosity >= level:

@@ -27,7 +27,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from ptxopt.ir.core import Inst, Value
-from ptxopt.ptx.ast import Imm
+from ptxopt.ir.immediates import imm_for
+from ptxopt.ptx.ast import Imm, Reg
 from ptxopt.ptx.types import bit_width
 
 __all__ = ["Rewrite", "simplify"]
@@ -49,6 +50,10 @@ class Rewrite:
 ConstOf = Callable[[Value | Imm, str], int | None]
 
 _INT_KINDS = ("u", "s", "b")
+# the opcodes some rule of :func:`simplify` looks at
+_HANDLED = frozenset(
+    {"add", "sub", "mul", "and", "or", "xor", "min", "max", "shl", "shr", "selp", "setp", "cvt"}
+)
 
 
 def _int_type(t: str | None) -> tuple[int, str] | None:
@@ -72,19 +77,17 @@ def _src(inst: Inst, k: int) -> Value | Imm | None:
     if idx >= len(ops):
         return None
     op = ops[idx]
-    if isinstance(op, Imm):
+    if type(op) is Imm:
         return op
     # use slots are in operand order; count register operands before idx
-    from ptxopt.ptx.ast import Reg
-
     slot = 0
     for j in range(1, idx):
-        o = ops[j]
-        if isinstance(o, Reg):
+        t = type(ops[j])
+        if t is Reg:
             slot += 1
-        elif not isinstance(o, Imm):
+        elif t is not Imm:
             return None
-    if not isinstance(op, Reg) or slot >= len(inst.uses):
+    if type(op) is not Reg or slot >= len(inst.uses):
         return None
     return inst.uses[slot]
 
@@ -92,13 +95,15 @@ def _src(inst: Inst, k: int) -> Value | Imm | None:
 def _plain(inst: Inst) -> bool:
     """An unguarded, single-destination, non-carry instruction with only register
     and immediate operands."""
-    from ptxopt.ptx.ast import Reg
-
     if inst.pred is not None or inst.carry_in is not None or inst.carry_out is not None:
         return False
     if len(inst.defs) != 1:
         return False
-    return all(isinstance(o, Reg | Imm) for o in inst.ast.operands)
+    for o in inst.ast.operands:
+        t = type(o)
+        if t is not Reg and t is not Imm:
+            return False
+    return True
 
 
 def _def_inst(v: Value | Imm | None) -> Inst | None:
@@ -116,13 +121,14 @@ def simplify(
     whether a value has one reader: the address rules fire only then (a shared
     extension feeding several shifts is cheaper for ptxas than several wide
     multiplies: measured +8 % SASS on triton/matmul_fp16.sm90a)."""
+    op = inst.ast.opcode
+    if op not in _HANDLED:
+        return None  # no rule below applies
     one = single_use or (lambda v: True)
     if not _plain(inst) or inst.info is None:
         return None
     mods = inst.ast.mods
-    op = inst.opcode
     t = inst.info.type
-    ms = set(mods)
     if op in ("add", "sub", "mul", "and", "or", "xor", "min", "max", "shl", "shr", "selp"):
         a, b = _src(inst, 0), _src(inst, 1)
         if a is None or b is None:
@@ -159,6 +165,7 @@ def simplify(
         return None
     w, kind = it
     mask = (1 << w) - 1
+    ms = set(mods)
     if ms & {".sat", ".cc", ".hi", ".relu"} or (".wide" in ms and op != "mul"):
         return None
     if a is None or b is None:
@@ -270,8 +277,6 @@ def _add_chain(inst: Inst, x: Value, c: int, t: str, w: int) -> Rewrite | None:
     if y is None or c1 is None:
         return None
     total = (c1 + c) & ((1 << w) - 1)
-    from ptxopt.ir.immediates import imm_for
-
     imm = imm_for(total, t)
     if imm is None:
         return None

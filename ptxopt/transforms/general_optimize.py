@@ -40,13 +40,15 @@ copy propagation alone).
 
 from __future__ import annotations
 
-from typing import Any
+from collections import Counter
+from typing import Any, cast
 
 from ptxopt.analysis.manager import AnalysisManager
 from ptxopt.analysis.rpo import reverse_postorder
 from ptxopt.ir.core import Block, Func, Inst, Phi, Value
 from ptxopt.ir.edit import insert_before, make_inst, replace_uses
-from ptxopt.ir.operands import rebuild
+from ptxopt.ir.immediates import imm_bits, imm_for
+from ptxopt.ir.operands import rebuild, regs_of
 from ptxopt.ir.simplify import Rewrite, simplify
 from ptxopt.knobs import Knob
 from ptxopt.ptx.ast import Addr, Imm, Instr, Reg, Sym
@@ -63,17 +65,12 @@ def evaluate(ins: Instr, types: Any, inputs: Any) -> Any:
     return _evaluate(ins, types, inputs)
 
 
-def imm_bits(imm: Imm, t: str) -> int | None:
-    from ptxopt.ir.immediates import imm_bits as _imm_bits
-
-    return _imm_bits(imm, t)
+# (reading and writing immediates needs no numpy: ptxopt.ir.immediates)
 
 
-def imm_for(bits: int, t: str) -> Imm | None:
-    from ptxopt.ir.immediates import imm_for as _imm_for
-
-    return _imm_for(bits, t)
-
+# a function at general-optimize's fixed point: (the function, the changes reported to
+# it, the module's variables, what the last round counted)
+_FixedPoint = tuple[Func, int, dict[str, str], Counter[str]]
 
 SUBPASSES = ("copy-prop", "fold", "simplify", "dce")
 SPEC = "03-copyprop-cse.txt"
@@ -139,16 +136,18 @@ def _slot_layout(inst: Inst) -> list[tuple[int, str]]:
     if info is None:
         return out
     ops = inst.ast.operands
-    defs = set(info.defs)
-    from ptxopt.ir.operands import regs_of
-
+    n = len(ops)
+    defs = info.defs
     for k in info.uses:
-        if k >= len(ops) or k in defs:
+        if k >= n or k in defs:
             continue
         op = ops[k]
-        if type(op) is Reg:
+        t = type(op)
+        if t is Reg:
             out.append((k, "reg"))
-        elif type(op) is Addr:
+        elif t is Imm:
+            continue  # no register
+        elif isinstance(op, Addr):
             if type(op.base) is Reg:
                 out.append((k, "addr"))
             for e in op.extra:
@@ -208,10 +207,10 @@ def _still_defined(v: Value) -> bool:
 
 def _takes_special(inst: Inst) -> bool:
     """ptxas reads special registers only in ``mov`` and integer-to-integer ``cvt``."""
-    if inst.opcode == "mov":
+    if inst.ast.opcode == "mov":
         return True
     info = inst.info
-    if inst.opcode != "cvt" or info is None or len(info.types) != 2:
+    if inst.ast.opcode != "cvt" or info is None or len(info.types) != 2:
         return False
     return len(inst.ast.mods) == 2 and all(t[1] in "usb" for t in info.types)
 
@@ -228,7 +227,9 @@ def _const_operand(x: Value | Imm, t: str, consts: dict[int, int]) -> int | None
 class _Sweep:
     """One round of the sub-passes over a function."""
 
-    def __init__(self, p: GeneralOptimize, func: Func, subs: set[str]) -> None:
+    def __init__(
+        self, p: GeneralOptimize, func: Func, subs: set[str], gvars: dict[str, str]
+    ) -> None:
         self.p = p
         self.func = func
         self.subs = subs
@@ -241,9 +242,18 @@ class _Sweep:
         self.global_left = int(p.knob("CopyPropGlobalBudget"))  # type: ignore[call-overload]
         self.force_global = bool(p.knob("CopyPropForceGlobal"))
         self.stats = p.stats
-        self.gvars = p.global_spaces()
+        self.gvars = gvars
         self.use_count: dict[int, int] | None = None  # readers per value (a hint)
         self._other_readers: set[int] | None = None
+        # the knobs the per-instruction code reads (fixed for a run)
+        self.addr_ok = bool(p.knob("CopyPropAddr"))
+        self.no_rr = bool(p.knob("CopyPropNoWriteNonRR"))
+        self.no_mma_cb = bool(p.knob("CopyPropNoMmaCb"))
+        self.compl_pred = bool(p.knob("LateCopyPropComplPred"))
+        self.nonreg_multidef = bool(p.knob("CopyPropNonRegMultiDef"))
+        self.prealloc = bool(p.knob("CopyPropPreAllocReg"))
+        self.const_bank = bool(p.knob("CopyPropConstantBank"))
+        self.wide_mul = bool(p.knob("GeneralOptimizeWideMul"))
 
     # -- resolution ---------------------------------------------------------
     def find(self, v: Value) -> Value:
@@ -271,7 +281,7 @@ class _Sweep:
                 g is self.find(guard)
                 and user.pred_neg != neg
                 and old is not None
-                and self.p.knob("LateCopyPropComplPred")
+                and self.compl_pred
             ):
                 nv = old
             else:
@@ -282,29 +292,45 @@ class _Sweep:
 
     # -- copy propagation into one instruction -------------------------------
     def rewrite_uses(self, inst: Inst) -> None:
-        p = self.p
         if inst.info is None:
             return
+        uses = inst.uses
+        if inst.pred is None and inst.olds is None:
+            for u in uses:
+                if type(u) is Value:
+                    break
+            else:
+                return  # nothing this could rewrite
         layout = _slot_layout(inst)
-        if len(layout) != len(inst.uses):
+        if len(layout) != len(uses):
             return
-        addr_ok = bool(p.knob("CopyPropAddr"))
-        no_rr = bool(p.knob("CopyPropNoWriteNonRR"))
-        tensor = inst.opcode in _TENSOR or inst.opcode.startswith(_TENSOR)
-        if tensor and p.knob("CopyPropNoMmaCb"):
+        addr_ok = self.addr_ok
+        no_rr = self.no_rr
+        opcode = inst.ast.opcode
+        tensor = opcode in _TENSOR or opcode.startswith(_TENSOR)
+        if tensor and self.no_mma_cb:
             return
+        fwd = self.fwd
+        pcopy = self.pcopy
+        special = self.special
+        consts = self.consts
+        guarded = inst.pred is not None
         drop: list[int] = []
-        for j, u in enumerate(inst.uses):
-            if not isinstance(u, Value):
+        for j, u in enumerate(uses):
+            if type(u) is not Value:
                 continue
             k, kind = layout[j]
             if kind == "addr" and not addr_ok:
                 continue
             if u.kind == "special":
                 continue
-            resolved = self.resolve(u, inst)
+            uid = u.id
+            if uid in fwd or (guarded and uid in pcopy):
+                resolved = self.resolve(u, inst)
+            else:
+                resolved = u  # what resolve() gives without a copy to follow
             new: Value | Imm = resolved
-            sp = self.special.get(resolved.id)
+            sp = special.get(resolved.id) if special else None
             if (
                 sp is not None
                 and kind == "reg"
@@ -312,14 +338,14 @@ class _Sweep:
                 and resolved.id not in self.other_readers()
             ):
                 new = sp
-            if isinstance(new, Value) and new.id in self.consts and not no_rr and not tensor:
+            if isinstance(new, Value) and new.id in consts and not no_rr and not tensor:
                 # keep one register source: an all-immediate instruction is folded
                 # instead (and the interpreter runs register forms only)
-                regs_left = sum(isinstance(x, Value) for x in inst.uses)
-                if kind == "reg" and (regs_left > 1 or inst.opcode == "st"):
+                regs_left = sum(isinstance(x, Value) for x in uses)
+                if kind == "reg" and (regs_left > 1 or opcode == "st"):
                     t = _imm_type(inst, k)
                     if t is not None:
-                        imm = imm_for(_read_as(self.consts[new.id], new.type, t), t)
+                        imm = imm_for(_read_as(consts[new.id], new.type, t), t)
                         if imm is not None and _imm_in_range(inst, k, imm):
                             new = imm
             if new is u:
@@ -328,7 +354,7 @@ class _Sweep:
                 continue
             if not self.charge(u, inst):
                 continue
-            inst.uses[j] = new
+            uses[j] = new
             self.changed = True
             self.stats[
                 "copies propagated" if isinstance(new, Value) else "constants propagated"
@@ -427,7 +453,7 @@ class _Sweep:
                 continue
             if (
                 d.opcode == "mov"
-                and self.p.knob("CopyPropConstantBank")
+                and self.const_bank
                 and isinstance(d.ast.operands[1], Sym)
                 and not op.extra
             ):
@@ -460,7 +486,7 @@ class _Sweep:
             return
         d = inst.defs[0]
         ops = inst.ast.operands
-        if inst.opcode == "mov" and len(ops) == 2 and type(ops[0]) is Reg and info.types:
+        if inst.ast.opcode == "mov" and len(ops) == 2 and type(ops[0]) is Reg and info.types:
             t = info.types[-1]
             src = ops[1]
             s: Value | Imm | None = None
@@ -474,7 +500,7 @@ class _Sweep:
                 return
             if inst.pred is None:
                 self.record_copy(d, s, t)
-            elif self.p.knob("CopyPropNonRegMultiDef") and inst.olds:
+            elif self.nonreg_multidef and inst.olds:
                 old = inst.olds[0]
                 sv = s if isinstance(s, Value) else None
                 if sv is not None and old is not None and self.find(old) is self.find(sv):
@@ -482,7 +508,7 @@ class _Sweep:
                 else:
                     self.pcopy[d.id] = (inst.pred, inst.pred_neg, sv, old)
             return
-        if inst.opcode == "selp" and inst.pred is None and len(ops) == 4:
+        if inst.ast.opcode == "selp" and inst.pred is None and len(ops) == 4:
             layout = _slot_layout(inst)
             if len(layout) != len(inst.uses):
                 return
@@ -505,7 +531,7 @@ class _Sweep:
                 self.consts[d.id] = bits
             return
         if s.kind == "special":
-            if self.p.knob("CopyPropPreAllocReg"):
+            if self.prealloc:
                 self.special[d.id] = s
             return
         if s.kind == "undef":
@@ -559,15 +585,18 @@ class _Sweep:
         towards propagating less)."""
         if self._other_readers is None:
             marked: set[int] = set()
+            mark = marked.add
             copies: dict[int, list[int]] = {}  # d -> the values d copies
             for b in self.func.blocks:
                 for phi in b.phis:
-                    marked.update(x.id for x in phi.incoming)
+                    for pv in phi.incoming:
+                        mark(pv.id)
                 for ins in b.insts:
-                    xs = ins.operand_values()
-                    if not _takes_special(ins) or ins.pred is not None:
-                        marked.update(x.id for x in xs)
-                    elif ins.opcode == "mov" and ins.defs:
+                    if ins.pred is not None or not _takes_special(ins):
+                        for ov in ins.operand_values():
+                            mark(ov.id)
+                    elif ins.ast.opcode == "mov" and ins.defs:
+                        xs = ins.operand_values()  # (used up by the first definition)
                         for d in ins.defs:
                             copies.setdefault(d.id, []).extend(x.id for x in xs)
             work = [v for v in marked if v in copies]
@@ -581,7 +610,7 @@ class _Sweep:
         return self._other_readers
 
     def single_use(self, v: Value) -> bool:
-        if not self.p.knob("GeneralOptimizeWideMul"):
+        if not self.wide_mul:
             return False
         if self.use_count is None:
             n: dict[int, int] = {}
@@ -655,7 +684,7 @@ class _Sweep:
         # a register copy stays a copy (copy propagation serves its uses): turning
         # wgmma accumulator copies of a zero register into moves of 0 cost ptxas 8 %
         # more SASS on triton/matmul_fp16.sm90a
-        if "fold" in self.subs and inst.opcode != "mov":
+        if "fold" in self.subs and inst.ast.opcode != "mov":
             bits = self.evaluate(inst)
             if bits is not None:
                 if self.mov_const(inst, d, bits):
@@ -668,6 +697,10 @@ class _Sweep:
             self.apply(inst, d, rw)
 
     def evaluate(self, inst: Inst) -> int | None:
+        consts = self.consts
+        for u in inst.uses:
+            if not isinstance(u, Imm) and u.id not in consts:
+                return None  # (the loop below would give up there)
         ast = inst.ast
         names: list[str | Imm] = []
         types: dict[str, str] = {}
@@ -735,9 +768,11 @@ class _Sweep:
         self.stats["instructions simplified"] += 1
 
     # -- the sweep -------------------------------------------------------------
-    def run(self) -> bool:
+    def run(self, order: list[int] | None = None) -> bool:
+        """One round; ``order``: the blocks in reverse postorder, if known."""
         func = self.func
-        order = reverse_postorder(func.cfg_succs(), 0)
+        if order is None:
+            order = reverse_postorder(func.cfg_succs(), 0)
         do_copy = "copy-prop" in self.subs
         do_fold = "fold" in self.subs or "simplify" in self.subs
         reach = bool(self.p.knob("CopyPropUseReachingDefs"))
@@ -807,6 +842,21 @@ def dce(func: Func) -> int:
     live_insts: set[int] = set()
     live_phis: set[int] = set()
     work: list[Value] = []
+    push = work.append
+
+    def reads(inst: Inst) -> None:  # (Inst.operand_values, onto the worklist)
+        if inst.pred is not None:
+            push(inst.pred)
+        for u in inst.uses:
+            if type(u) is Value:
+                push(u)
+        if inst.olds is not None:
+            for o in inst.olds:
+                if o is not None:
+                    push(o)
+        if inst.carry_in is not None:
+            push(inst.carry_in)
+
     for b in func.blocks:
         for inst in b.insts:
             info = inst.info
@@ -820,25 +870,28 @@ def dce(func: Func) -> int:
                 and inst.carry_out is None
             ):
                 live_insts.add(id(inst))
-                work.extend(inst.operand_values())
+                reads(inst)
     while work:
-        v = work.pop()
-        d = v.inst
+        d = work.pop().inst
         if d is None:
             continue
-        if isinstance(d, Phi):
+        if type(d) is Phi:
             if id(d) not in live_phis:
                 live_phis.add(id(d))
                 work.extend(d.incoming)
         elif id(d) not in live_insts and d.block is not None:
             live_insts.add(id(d))
-            work.extend(d.operand_values())
+            reads(d)  # type: ignore[arg-type]
     removed = 0
     for b in func.blocks:
-        n = len(b.insts) + len(b.phis)
-        b.insts = [i for i in b.insts if id(i) in live_insts]
-        b.phis = [p for p in b.phis if id(p) in live_phis]
-        removed += n - len(b.insts) - len(b.phis)
+        insts = b.insts
+        if not all(id(i) in live_insts for i in insts):
+            b.insts = [i for i in insts if id(i) in live_insts]
+            removed += len(insts) - len(b.insts)
+        phis = b.phis
+        if phis and not all(id(p) in live_phis for p in phis):
+            b.phis = [p for p in phis if id(p) in live_phis]
+            removed += len(phis) - len(b.phis)
     return removed
 
 
@@ -905,18 +958,41 @@ class GeneralOptimize(FunctionPass):
 
     def run(self, func: Func, am: AnalysisManager) -> bool:
         subs = self.subpasses()
+        # Inside the pipeline, a run that ended in a round changing nothing left the
+        # function at a fixed point: until a pass reports a change to it (or the
+        # module's variables change), a run with the same knobs would be that one
+        # round again, changing nothing and counting what it counted.
+        memo: dict[object, object] | None = am.memo if am.ir_version is not None else None
+        key = (GeneralOptimize, id(func), repr(sorted(self.options.items())))
+        gvars = self.global_spaces()
+        if memo is not None:
+            rec = cast("_FixedPoint | None", memo.get(key))
+            if rec is not None:
+                f0, seen, gv0, counted = rec
+                if f0 is func and seen == am.changes.get(id(func), 0) and gv0 == gvars:
+                    self.stats.update(counted)
+                    return False
         changed = False
         rounds = int(self.knob("GeneralOptimizeIterations"))  # type: ignore[call-overload]
+        swept_clean = False  # the code is as the last dce left it (nothing dead in it)
+        # (no sub-pass touches a terminator: the CFG and its order stay as they are)
+        order = reverse_postorder(func.cfg_succs(), 0)
         for _ in range(rounds):
+            before = Counter(self.stats)
             step = False
             if subs - {"dce"}:
-                step = _Sweep(self, func, subs).run()
-            if "dce" in subs:
+                step = _Sweep(self, func, subs, gvars).run(order)
+            if "dce" in subs and not (swept_clean and not step):
+                swept_clean = True
                 n = dce(func)
                 if n:
                     self.stats["dead instructions removed"] += n
                     step = True
             if not step:
+                if memo is not None:
+                    # (a True result counts as one more change to the function)
+                    seen = am.changes.get(id(func), 0) + int(changed)
+                    memo[key] = (func, seen, gvars, self.stats - before)
                 break
             changed = True
         else:

@@ -3,7 +3,9 @@
 
 Neither changes the IR: each drops any cached divergence result and recomputes it
 from scratch (reset, seed, iterate), so the passes between them see facts that
-match the code they transform.  With ``--time-passes`` each run shows up as its own
+match the code they transform.  When no pass changed the module since the cached
+result was computed from scratch in this pipeline run, that result is the one a
+recomputation would give, and it is kept.  With ``--time-passes`` each run shows up as its own
 phase.
 """
 

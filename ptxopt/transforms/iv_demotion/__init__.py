@@ -49,6 +49,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from ptxopt.analysis.dominators import DomTree
+from ptxopt.analysis.graph import Graph
 from ptxopt.analysis.loops import LoopForest
 from ptxopt.analysis.manager import AnalysisManager
 from ptxopt.analysis.value_ranges import (
@@ -800,6 +801,22 @@ def _preheader(func: Func, forest: LoopForest, loop: int) -> Block | None:
     return outside[0] if len(outside) == 1 else None
 
 
+def _wide_int(phi: Phi) -> bool:
+    """A candidate of :func:`demote_function`: a 64-bit integer phi."""
+    t = phi.result.type
+    return type_width(t) == 64 and not t.startswith(".f")
+
+
+def _has_candidates(func: Func, forest: LoopForest, only_headers: set[int] | None) -> bool:
+    """Does a loop header (of ``only_headers``) hold a 64-bit integer phi?"""
+    for lp in forest.loops:
+        if only_headers is not None and lp.header not in only_headers:
+            continue
+        if any(_wide_int(phi) for phi in func.blocks[lp.header].phis):
+            return True
+    return False
+
+
 def demote_function(
     func: Func,
     am: AnalysisManager,
@@ -818,6 +835,9 @@ def demote_function(
         return decisions
     forest = am.get(LoopForest, func)
     dt = am.get(DomTree, func)
+    if not _has_candidates(func, forest, only_headers):
+        am.get(Graph, func)  # (what computing the value ranges leaves cached)
+        return decisions  # the value ranges would answer nothing
     vr = am.get(ValueRanges, func)
     ctx = _Ctx(func, level, exit_rewrite, max_clones)
     ctx.users = _users(func)
