@@ -71,9 +71,7 @@ def geomean(xs: list[float]) -> float:
 
 def write_launcher(directory: Path) -> Path:
     path = directory / "ptxopt-ptxas"
-    path.write_text(
-        f"#!{sys.executable}\nimport sys\nfrom ptxopt.dropin import main\nsys.exit(main())\n"
-    )
+    path.write_text(f"#!{sys.executable}\nfrom ptxopt.dropin import entry\nentry()\n")
     path.chmod(0o755)
     return path
 

@@ -51,7 +51,8 @@ def optimize(
     placements (``"general-optimize@29"``).  ``knobs``: ``{"Name": value}`` or
     ``["Name=value"]`` with the spec's knob names (``ptxopt passes`` lists them).
     ``arch``: the target for decisions that depend on it (default: the file's
-    ``.target``).  ``stats``: a dict that receives each pass's counters.
+    ``.target``).  ``stats``: a dict that receives each pass's counters (without it, the passes
+    that only report are skipped: the text is the same).
 
     Raises ``ptxopt.ptx.ast.PtxError`` for input ptxas would reject and
     ``ValueError`` for an unknown pass or knob or a bad knob value."""
@@ -61,7 +62,15 @@ def optimize(
 
     steps = parse_pipeline(_pass_spec(passes))
     values = parse_assignments(_knob_items(knobs))
-    result = run(ptx, filename, steps, arch=arch, knobs=values, verify_each=verify_each)
+    result = run(
+        ptx,
+        filename,
+        steps,
+        arch=arch,
+        knobs=values,
+        verify_each=verify_each,
+        reports=stats is not None,
+    )
     if stats is not None:
         for label, counts in result.report.stats.items():
             stats.setdefault(label, Counter()).update(counts)

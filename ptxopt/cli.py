@@ -8,6 +8,7 @@ on any error the output path is neither created nor overwritten.
 from __future__ import annotations
 
 import argparse
+import gc
 import os
 import re
 import sys
@@ -149,6 +150,9 @@ def cmd_opt(args: argparse.Namespace) -> int:
         dump_before=frozenset(args.dump_before),
         dump_after=frozenset(args.dump_after),
         dump=lambda s: print(s, file=sys.stderr),
+        reports=bool(
+            args.stats or args.explain or args.time_passes or args.dump_before or args.dump_after
+        ),
     )
     write_output(args.output, result.text)
     if args.time_passes:
@@ -333,10 +337,14 @@ def entry() -> None:
     """The ``ptxopt`` program.  After ``opt`` and ``analyze`` the process exits at once:
     freeing a large module's AST and IR object by object at interpreter shutdown
     costs about a tenth of the whole run on a 40k-line file, and nothing is left to
-    do by then."""
-    code = main()
+    do by then.  Those two run with the cyclic garbage collector off: it would only
+    walk the module's objects, which all live until the end."""
     argv = sys.argv[1:]
-    if next((a for a in argv if not a.startswith("-")), None) in _FAST_EXIT_COMMANDS:
+    fast = next((a for a in argv if not a.startswith("-")), None) in _FAST_EXIT_COMMANDS
+    if fast:
+        gc.disable()
+    code = main()
+    if fast:
         try:
             sys.stdout.flush()
             sys.stderr.flush()

@@ -63,12 +63,15 @@ def optimize(
     dump_before: frozenset[str] = frozenset(),
     dump_after: frozenset[str] = frozenset(),
     dump: Callable[[str], None] | None = None,
+    reports: bool = True,
 ) -> OptResult:
     """Parse and validate ``text``, lift every function to SSA (verified with
     ``verify_each``, as after every pass), run ``passes`` (pass
     names, placements or steps; ``None``: none) with ``knobs`` (spec names to
     values), lower and print.  ``arch`` overrides the module's ``.target`` for
-    decisions that depend on the architecture; the printed ``.target`` is unchanged."""
+    decisions that depend on the architecture; the printed ``.target`` is unchanged.
+    ``reports=False``: the caller reads only the text, so passes that only report
+    are skipped (the report then lacks their counters and notes)."""
     with no_gc(), deep_recursion():
         return _optimize(
             text,
@@ -81,6 +84,7 @@ def optimize(
             dump_before=dump_before,
             dump_after=dump_after,
             dump=dump,
+            reports=reports,
         )
 
 
@@ -96,6 +100,7 @@ def _optimize(
     dump_before: frozenset[str] = frozenset(),
     dump_after: frozenset[str] = frozenset(),
     dump: Callable[[str], None] | None = None,
+    reports: bool = True,
 ) -> OptResult:
     report = PipelineReport()
     t0 = time.perf_counter()
@@ -128,6 +133,7 @@ def _optimize(
             dump_before=dump_before,
             dump_after=dump_after,
             dump=dump,
+            reports=reports,
         )
         t4 = time.perf_counter()
         destructor = destructor_for(mod, CssaOptions.from_knobs(knobs, dump))

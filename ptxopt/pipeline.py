@@ -112,12 +112,15 @@ def run_pipeline(
     dump_before: frozenset[str] = frozenset(),
     dump_after: frozenset[str] = frozenset(),
     dump: Callable[[str], None] | None = None,
+    reports: bool = True,
 ) -> PipelineReport:
     """Run the steps ``names`` (pass names, placements or :class:`Step` objects) over
     every function of ``mod``.  ``knobs`` maps knob names (the spec's) to values;
     each pass receives those it declares, and a step's own knobs override them.
     ``dump_before``/``dump_after`` name passes or placements (or ``"all"``) around
-    which the SSA IR is written to ``dump``."""
+    which the SSA IR is written to ``dump``.  With ``reports`` off, the passes that
+    only report (:attr:`FunctionPass.report_only`) are skipped: the caller reads no
+    counters or notes, and the IR is the same either way."""
     report = report or PipelineReport()
     if not names and not knobs:
         return report  # nothing to run: no pass is imported
@@ -142,6 +145,8 @@ def run_pipeline(
     try:
         for step in _as_steps(names):
             cls = classes[step.pass_name]
+            if cls.report_only and not reports:
+                continue
             p = cls(**pass_options(cls, {**knobs, **step.knobs}))
             p.module = mod
             label = step.label

@@ -35,5 +35,9 @@ def specialize(
         items.append(f"{kernel}:{name}={text}")
     knobs: dict[str, object] = {"SpecializeParams": ";".join(items)}
     return optimize(
-        ptx, "<specialize>", ["replace-uniforms-with-imm", *(passes or [])], knobs=knobs
+        ptx,
+        "<specialize>",
+        ["replace-uniforms-with-imm", *(passes or [])],
+        knobs=knobs,
+        reports=False,
     ).text

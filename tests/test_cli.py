@@ -171,3 +171,26 @@ def test_explain_prints_decisions(tmp_path: Path, capsys: pytest.CaptureFixture[
     assert err[1].startswith("iv-demotion: k: loop LOOP phiNode %") and len(err) >= 2
     assert main(["opt", str(src), "-p", "none", "--explain", "-o", "-"]) == 0
     assert "(no pass explained a decision)" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize(
+    "flags, ran",
+    [
+        ([], False),
+        (["--stats"], True),
+        (["--time-passes"], True),
+        (["--explain"], True),
+        (["--dump-after", "general-optimize"], True),
+    ],
+)
+def test_report_passes_run_only_when_their_output_is_shown(
+    tmp_path: Path, flags: list[str], ran: bool
+) -> None:
+    from ptxopt.transforms.convert_to_uniform_reg import PLANS
+
+    src = tmp_path / "k.ptx"
+    src.write_text(GOOD)
+    PLANS.clear()
+    passes = "convert-to-uniform-reg,general-optimize"
+    assert main(["opt", str(src), "-o", str(tmp_path / "o.ptx"), "-p", passes, *flags]) == 0
+    assert bool(PLANS) is ran

@@ -34,9 +34,7 @@ def write_dropin(directory: Path, name: str = "ptxopt-ptxas") -> Path:
     (the installed console script when testing the installed package)."""
     directory.mkdir(parents=True, exist_ok=True)
     path = directory / name
-    path.write_text(
-        f"#!{sys.executable}\nimport sys\nfrom ptxopt.dropin import main\nsys.exit(main())\n"
-    )
+    path.write_text(f"#!{sys.executable}\nfrom ptxopt.dropin import entry\nentry()\n")
     path.chmod(path.stat().st_mode | stat.S_IXUSR | stat.S_IXGRP | stat.S_IXOTH)
     return path
 
@@ -92,7 +90,7 @@ def test_parse_ptxas_command_lines() -> None:
 def test_console_script_declared() -> None:
     with open(ROOT / "pyproject.toml", "rb") as f:
         scripts = tomllib.load(f)["project"]["scripts"]
-    assert scripts["ptxopt-ptxas"] == "ptxopt.dropin:main"
+    assert scripts["ptxopt-ptxas"] == "ptxopt.dropin:entry"
     if os.environ.get("PTXOPT_TEST_INSTALLED"):
         assert shutil.which("ptxopt-ptxas"), "the installed package has no ptxopt-ptxas"
 

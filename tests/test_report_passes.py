@@ -92,3 +92,51 @@ def test_marker_counts_add_up() -> None:
     assert n > 0 and m.stats == {"CONV.ALLOC markers": n, "diagnostics": d}
     m.run(fn, AnalysisManager())
     assert m.stats["CONV.ALLOC markers"] == 2 * n
+
+
+def _default_text(path: Path, reports: bool) -> tuple[str, dict[str, object]]:
+    from ptxopt.pipeline import default_pipeline
+
+    res = optimize(path.read_text(), str(path), default_pipeline(), reports=reports)
+    return res.text, {label: dict(c) for label, c in res.report.stats.items()}
+
+
+def test_callers_that_read_only_the_text_skip_the_report_passes() -> None:
+    """Without reports the two UR phases do not run (no plan, no counters, no time);
+    the printed PTX is the same as with them, on real kernels of three families."""
+    corpus = Path(__file__).parent / "corpus"
+    for rel in ("cuda/reduce.O3.sm90.ptx", "triton/matmul_fp16.sm80.ptx", "cub/scan.sm80.ptx"):
+        PLANS.clear()
+        MARKERS.clear()
+        quiet, quiet_stats = _default_text(corpus / rel, reports=False)
+        assert not PLANS and not MARKERS, rel
+        assert not any("uniform-reg" in k or "conv-ur" in k for k in quiet_stats), rel
+        full, full_stats = _default_text(corpus / rel, reports=True)
+        assert PLANS and MARKERS, rel
+        assert "convert-to-uniform-reg@74" in full_stats, rel
+        assert quiet == full, rel
+
+
+def test_the_api_runs_the_report_passes_only_when_asked_for_counters() -> None:
+    from collections import Counter
+
+    import ptxopt
+
+    PLANS.clear()
+    plain = ptxopt.optimize(PROBE, "convert-to-uniform-reg", arch="sm_90")
+    assert not PLANS
+    stats: dict[str, Counter[str]] = {}
+    counted = ptxopt.optimize(PROBE, "convert-to-uniform-reg", arch="sm_90", stats=stats)
+    assert PLANS["k"].converted > 0
+    assert stats["convert-to-uniform-reg"]["webs converted to UR/UP"] == PLANS["k"].converted
+    assert plain == counted
+
+
+def test_the_drop_in_and_the_triton_hook_skip_the_report_passes() -> None:
+    from ptxopt.dropin import optimize_text
+    from ptxopt.triton import optimize_ptx
+
+    PLANS.clear()
+    a = optimize_text(PROBE, "p.ptx", "sm_90", "default", [])
+    b = optimize_ptx(PROBE, "default", [], "sm_90")
+    assert not PLANS and a == b

@@ -38,6 +38,10 @@ class FunctionPass:
     # A run that changes nothing is a fixed point: with the same knobs, a later
     # placement on an unchanged module would change nothing either, and is skipped.
     idempotent: ClassVar[bool] = False
+    # The pass never changes the IR: what it finds reaches the user only through its
+    # counters and notes (``--stats``, ``--explain``, reports).  A run whose caller
+    # reads neither (the drop-in, the Triton hook, plain ``ptxopt opt``) skips it.
+    report_only: ClassVar[bool] = False
 
     def __init__(self, **options: object) -> None:
         declared = {k.name: k for k in self.knobs}

@@ -27,6 +27,7 @@ class ConvertToUniformReg(FunctionPass):
     phase = 74
     description = "ConvertToUniformReg: predict which values ptxas puts in UR/UP (report)"
     preserves = PRESERVE_ALL
+    report_only = True
     knobs = (
         Knob(
             "ConvertToUniformRegMaxAttempts", "int", 5,

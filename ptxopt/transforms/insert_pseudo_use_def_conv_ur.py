@@ -26,6 +26,7 @@ class InsertPseudoUseDefConvUr(FunctionPass):
     phase = 86
     description = "InsertPseudoUseDefForConvUR: CONV.ALLOC keep-alive markers (report)"
     preserves = PRESERVE_ALL
+    report_only = True
 
     def run(self, func: Func, am: AnalysisManager) -> bool:
         plan = PLANS.get(func.name)
