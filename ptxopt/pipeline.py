@@ -149,6 +149,7 @@ def run_pipeline(
                 continue
             p = cls(**pass_options(cls, {**knobs, **step.knobs}))
             p.module = mod
+            p.reports = reports
             label = step.label
             wanted = {step.pass_name, label, "all"}
             if dump is not None and wanted & dump_before:

@@ -6,6 +6,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
+
 from ptxopt.analysis.divergence import Divergence, bind_module
 from ptxopt.analysis.manager import AnalysisManager
 from ptxopt.driver import optimize
@@ -140,3 +142,27 @@ def test_the_drop_in_and_the_triton_hook_skip_the_report_passes() -> None:
     a = optimize_text(PROBE, "p.ptx", "sm_90", "default", [])
     b = optimize_ptx(PROBE, "default", [], "sm_90")
     assert not PLANS and a == b
+
+
+def test_varying_propagation_only_drops_the_analysis_when_nothing_reads_it(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Phases 53/70 recompute the divergence for their readers; with reports off their
+    only readers (the UR phases) are skipped, so they drop the cached result and leave
+    the computation to whoever asks next -- the PTX is the same."""
+    import ptxopt.analysis.divergence as dv
+    import ptxopt.transforms.propagate_varying as pv
+
+    calls: list[int] = []
+    real = dv.propagate_varying
+
+    def counting(*args: object, **kw: object) -> object:
+        calls.append(1)
+        return real(*args, **kw)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(pv, "propagate_varying", counting)
+    path = Path(__file__).parent / "corpus" / "cuda" / "reduce.O3.sm90.ptx"
+    quiet, _ = _default_text(path, reports=False)
+    assert calls == []
+    full, stats = _default_text(path, reports=True)
+    assert len(calls) > 0 and quiet == full

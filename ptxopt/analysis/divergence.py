@@ -1034,11 +1034,19 @@ def propagate_varying(
             d = am.cached(Divergence, func)
             if d is not None and d is md.funcs.get(func.name):
                 return d
+    drop_varying(func, am, module=module)
+    return am.get(Divergence, func)
+
+
+def drop_varying(func: Func, am: AnalysisManager, *, module: bool = True) -> None:
+    """What :func:`propagate_varying` does before it recomputes: drop the cached
+    divergence of ``func`` (and, with ``module``, of its bound module).  The next
+    reader computes it from scratch on the code it sees, as phase 53/70 would have."""
     keep = frozenset(c for c in am.cached_analyses(func) if c is not Divergence)
     am.invalidate(func, keep)
+    mod = _MODULE_OF.get(func)
     if mod is not None and module:
         am.invalidate(mod)
-    return am.get(Divergence, func)
 
 
 def register_names(func: Func) -> dict[str, list[Value]]:

@@ -51,6 +51,8 @@ class FunctionPass:
         self.options: dict[str, object] = {k.name: k.default for k in self.knobs}
         self.options.update(options)
         self.module: IRModule | None = None
+        # whether the caller reads this run's counters and notes (set by the pipeline)
+        self.reports = True
         self.stats: Counter[str] = Counter()
         self.notes: list[str] = []
 

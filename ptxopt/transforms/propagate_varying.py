@@ -7,11 +7,17 @@ match the code they transform.  When no pass changed the module since the cached
 result was computed from scratch in this pipeline run, that result is the one a
 recomputation would give, and it is kept.  With ``--time-passes`` each run shows up as its own
 phase.
+
+When the caller reads no counters or notes (the drop-in, the Triton hook, plain
+``ptxopt opt``), a run only drops the cached result: the next pass that asks for the
+divergence computes it from scratch on the code it sees -- the facts phase 53/70
+would have handed it -- and in the default pipeline only the report passes, which
+are skipped then, ask.
 """
 
 from __future__ import annotations
 
-from ptxopt.analysis.divergence import propagate_varying
+from ptxopt.analysis.divergence import drop_varying, propagate_varying
 from ptxopt.analysis.manager import PRESERVE_ALL, AnalysisManager
 from ptxopt.ir.core import Func
 from ptxopt.transforms.base import FunctionPass, register
@@ -29,7 +35,10 @@ class PropagateVaryingFirst(FunctionPass):
         # function), not once per function: nothing changes between the functions
         first = not getattr(self, "_module_done", False)
         self._module_done = True
-        propagate_varying(func, am, self.phase or 53, module=first)
+        if self.reports:
+            propagate_varying(func, am, self.phase or 53, module=first)
+        else:
+            drop_varying(func, am, module=first)
         return False
 
 
@@ -45,5 +54,8 @@ class PropagateVaryingSecond(FunctionPass):
         # function), not once per function: nothing changes between the functions
         first = not getattr(self, "_module_done", False)
         self._module_done = True
-        propagate_varying(func, am, self.phase or 70, module=first)
+        if self.reports:
+            propagate_varying(func, am, self.phase or 70, module=first)
+        else:
+            drop_varying(func, am, module=first)
         return False
