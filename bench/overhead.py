@@ -10,6 +10,8 @@ For every corpus file of at least 1,000 lines, side by side in one run (best of
 * ``drop-in``: ``ptxopt-ptxas`` with the same arguments as ptxas, as a process, with
   the server off (``PTXOPT_SERVER=0``), minus ptxas's time;
 * ``resident``: the same with the resident server already running;
+* ``native``: the native client (``ptxopt-ptxas --ptxopt-make-client``, no Python
+  start-up) with the same server; left out when no C compiler builds it;
 * ``hook``: the in-process Triton hook's work (:func:`ptxopt.triton.optimize_ptx`) on
   the file, in this process: no start-up.
 
@@ -158,7 +160,14 @@ def measure(
         check=True,
     )
 
-    cols = ("cli", "drop-in", "resident", "hook")
+    from ptxopt.dropin import make_client
+
+    try:
+        native: Path | None = Path(make_client(str(tmp / "native")))
+    except OSError as e:
+        print(f"(no native client: {e})")
+        native = None
+    cols = ("cli", "drop-in", "resident", "native", "hook")
     ratios: dict[str, list[tuple[float, float]]] = {c: [] for c in cols}
     lines_total = 0
     none_time = 0.0
@@ -180,6 +189,7 @@ def measure(
         )
         t_cold = run_time([str(dropin), *ptxas_args], cold, args.repeat)
         t_res = run_time([str(dropin), *ptxas_args], env, args.repeat)
+        t_nat = run_time([str(native), *ptxas_args], env, args.repeat) if native else math.nan
         best = math.inf
         for _ in range(args.repeat):
             t = time.perf_counter()
@@ -193,6 +203,7 @@ def measure(
             "cli": t_cli,
             "drop-in": max(t_cold - t_as, 0.0),
             "resident": max(t_res - t_as, 0.0),
+            "native": max(t_nat - t_as, 0.0) if native else math.nan,
             "hook": best,
         }
         for c in cols:

@@ -147,10 +147,14 @@ def parse_ptxas_args(argv: Sequence[str]) -> PtxasArgs:
 
 
 def _is_self(path: str) -> bool:
-    """Is ``path`` this program (the console script, or a link to it)?"""
+    """Is ``path`` this program (the console script, a link to it, or the native
+    client that handed this run over: ``PTXOPT_CLIENT_EXE``)?"""
     real = os.path.realpath(path)
     me = os.path.realpath(sys.argv[0]) if sys.argv and sys.argv[0] else ""
     if real == me:
+        return True
+    client = os.environ.get("PTXOPT_CLIENT_EXE")
+    if client and real == os.path.realpath(client):
         return True
     try:
         with open(real, "rb") as f:
@@ -174,6 +178,12 @@ def find_real_ptxas() -> str | None:
 
 
 _warned = False
+
+
+def reset_warnings() -> None:
+    """A new run in a long-lived process (a server worker) may warn again."""
+    global _warned
+    _warned = False
 
 
 def warn(message: str) -> None:
@@ -309,10 +319,65 @@ def _nvcc_home(nvcc: str) -> str:
     return m.group(1)
 
 
-def make_nvcc_dir(dest: str, nvcc: str | None = None) -> str:
+CLIENT_OPTION = "--ptxopt-make-client"
+
+
+def make_client(dest_dir: str, name: str = "ptxas") -> str:
+    """Compile the native client (``ptxopt/native/client.c``) into ``dest_dir/name``
+    with ``$CC`` (default ``cc``) and return its path.  It hands each run to this
+    installation's resident server and becomes this drop-in when there is none.
+    Raises :class:`OSError` when there is no C compiler or it fails."""
+    from importlib import resources
+
+    from ptxopt.server import socket_path
+
+    source = resources.files("ptxopt").joinpath("native/client.c").read_bytes()
+    cc = os.environ.get("CC") or shutil.which("cc") or shutil.which("gcc")
+    if not cc:
+        raise FileNotFoundError("no C compiler found (set CC)")
+    os.makedirs(dest_dir, exist_ok=True)
+    out = os.path.join(os.path.abspath(dest_dir), name)
+    with tempfile.TemporaryDirectory(prefix="ptxopt-client-") as work:
+        src = os.path.join(work, "client.c")
+        with open(src, "wb") as f:
+            f.write(source)
+        built = os.path.join(work, name)
+        cmd = [
+            cc,
+            "-O2",
+            "-std=gnu11",
+            f"-DPTXOPT_PYTHON={_c_string(sys.executable)}",
+            f"-DPTXOPT_SOCKET_NAME={_c_string(os.path.basename(socket_path()))}",
+            src,
+            "-o",
+            built,
+        ]
+        done = subprocess.run(cmd, capture_output=True, text=True)
+        if done.returncode != 0:
+            detail = (done.stderr or done.stdout).strip().splitlines()
+            raise OSError(f"{cc} failed: {detail[0] if detail else done.returncode}")
+        shutil.copyfile(built, out + ".tmp")
+    os.chmod(out + ".tmp", 0o755)
+    os.replace(out + ".tmp", out)
+    return out
+
+
+def _c_string(text: str) -> str:
+    """``text`` as a C string literal (bytes outside printable ASCII, quotes and
+    backslashes as octal escapes)."""
+    body = "".join(
+        chr(b) if 32 <= b < 127 and b not in (34, 92) else f"\\{b:03o}"
+        for b in text.encode("utf-8", "surrogateescape")
+    )
+    return f'"{body}"'
+
+
+def make_nvcc_dir(dest: str, nvcc: str | None = None, *, native: bool = True) -> str:
     """Make ``dest/nvcc``: the real nvcc reading a copy of its ``nvcc.profile`` that
     puts ``dest/shim`` (where ``ptxas`` is this drop-in) first on the ``PATH`` nvcc
-    gives its tools.  Returns the path of the new nvcc."""
+    gives its tools.  With ``native``, the shim is the native client when a C compiler
+    can build it (no Python start-up per ptxas run), else a link to this program.
+    Returns the path of the new nvcc."""
     nvcc = nvcc or shutil.which("nvcc")
     if nvcc is None:
         raise FileNotFoundError("nvcc is not on PATH")
@@ -329,7 +394,17 @@ def make_nvcc_dir(dest: str, nvcc: str | None = None) -> str:
     with open(os.path.join(dest, "nvcc.profile"), "w", encoding="utf-8") as f:
         f.write(profile)
     me = shutil.which(PROG) or os.path.realpath(sys.argv[0])
-    for link, target in ((os.path.join(dest, "nvcc"), nvcc), (os.path.join(shim, "ptxas"), me)):
+    links = [(os.path.join(dest, "nvcc"), nvcc)]
+    shim_ptxas = os.path.join(shim, "ptxas")
+    if os.path.lexists(shim_ptxas):
+        os.unlink(shim_ptxas)
+    try:
+        if not native:
+            raise OSError("native client not asked for")
+        make_client(shim, "ptxas")
+    except OSError:
+        links.append((shim_ptxas, me))
+    for link, target in links:
         if os.path.lexists(link):
             os.unlink(link)
         os.symlink(target, link)
@@ -338,6 +413,16 @@ def make_nvcc_dir(dest: str, nvcc: str | None = None) -> str:
 
 def main(argv: Sequence[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
+    if argv and argv[0] == CLIENT_OPTION:
+        if len(argv) != 2:
+            print(f"usage: {PROG} {CLIENT_OPTION} DIR", file=sys.stderr)
+            return 2
+        try:
+            print(make_client(argv[1]))
+        except OSError as e:
+            print(f"{PROG}: error: {e}", file=sys.stderr)
+            return 1
+        return 0
     if argv and argv[0] == NVCC_DIR_OPTION:
         if len(argv) != 2:
             print(f"usage: {PROG} {NVCC_DIR_OPTION} DIR", file=sys.stderr)

@@ -20,7 +20,9 @@ package's location and version, so a changed installation gets a fresh server.
 
 Protocol: each message is a 4-byte big-endian length and a JSON object.  Request
 ``{"text", "name", "arch", "passes", "knobs"}``; reply ``{"ok": true, "text"}`` or
-``{"ok": false, "error"}``.
+``{"ok": false, "error"}``.  The native client (``ptxopt/native/client.c``) sends
+instead a whole ptxas command line with its working directory, environment and
+standard streams, and a worker runs the drop-in for it (:func:`run_for_client`).
 """
 
 from __future__ import annotations
@@ -186,11 +188,105 @@ def ping(path: str | None = None) -> int | None:
 # -- server ----------------------------------------------------------------------
 
 
+def decode_client_request(payload: bytes) -> tuple[list[str], str, dict[str, str]]:
+    """The arguments, working directory and environment of a native client's request
+    (after its ``PTXC`` tag): each string a 4-byte big-endian length and its bytes."""
+    pos = 4
+
+    def number() -> int:
+        nonlocal pos
+        if pos + 4 > len(payload):
+            raise ValueError("truncated request")
+        (n,) = struct.unpack_from(">I", payload, pos)
+        pos += 4
+        return int(n)
+
+    def string() -> str:
+        nonlocal pos
+        n = number()
+        if pos + n > len(payload):
+            raise ValueError("truncated request")
+        s = payload[pos : pos + n].decode("utf-8", "surrogateescape")
+        pos += n
+        return s
+
+    argv = [string() for _ in range(number())]
+    cwd = string()
+    env: dict[str, str] = {}
+    for _ in range(number()):
+        name, eq, value = string().partition("=")
+        if eq:
+            env[name] = value
+    if pos != len(payload):
+        raise ValueError("trailing bytes in request")
+    return argv, cwd, env
+
+
+def run_for_client(argv: list[str], cwd: str, env: dict[str, str], fds: list[int]) -> int:
+    """Run the drop-in on ``argv`` as the client would have: in its directory, with its
+    environment, writing to its standard output and error (``fds``).  Everything is
+    restored afterwards; the server itself is not asked again (``PTXOPT_SERVER=0``)."""
+    from ptxopt import dropin
+
+    sys.stdout.flush()
+    sys.stderr.flush()
+    saved = [os.dup(1), os.dup(2)]
+    saved_env = dict(os.environ)
+    saved_cwd = os.getcwd()
+    try:
+        os.dup2(fds[0], 1)
+        os.dup2(fds[1], 2)
+        os.environ.clear()
+        os.environ.update(env)
+        os.environ["PTXOPT_SERVER"] = "0"
+        os.chdir(cwd)
+        dropin.reset_warnings()
+        return dropin.run(argv)
+    finally:
+        sys.stdout.flush()
+        sys.stderr.flush()
+        os.dup2(saved[0], 1)
+        os.dup2(saved[1], 2)
+        for fd in saved:
+            os.close(fd)
+        os.environ.clear()
+        os.environ.update(saved_env)
+        os.chdir(saved_cwd)
+
+
+def _handle_client(conn: socket.socket, payload: bytes, fds: list[int]) -> None:
+    """A native client's ptxas command line: ``PTXR`` and the exit status, or ``PTXF``
+    (the client then works in process) when the request cannot be served."""
+    try:
+        if len(fds) != 2:
+            raise ValueError("a client request carries its standard output and error")
+        argv, cwd, env = decode_client_request(payload)
+        code = run_for_client(argv, cwd, env, fds)
+        reply = b"PTXR" + struct.pack(">i", code)
+    except Exception:
+        reply = b"PTXF" + bytes(4)
+    finally:
+        for fd in fds:
+            os.close(fd)
+    conn.sendall(reply)
+
+
 def _handle(conn: socket.socket) -> None:
     """Serve one request (in a worker)."""
     from ptxopt.dropin import optimize_text
 
-    msg = _recv(conn)
+    head, fds, _, _ = socket.recv_fds(conn, 4, 4)
+    head += _recv_exact(conn, 4 - len(head)) if len(head) < 4 else b""
+    (n,) = struct.unpack(">I", head)
+    payload = _recv_exact(conn, n)
+    if payload[:4] == b"PTXC":
+        _handle_client(conn, payload, list(fds))
+        return
+    for fd in fds:
+        os.close(fd)
+    msg = json.loads(payload.decode("utf-8"))
+    if not isinstance(msg, dict):
+        raise ValueError("bad message")
     if msg.get("op") == "ping":
         _send(conn, {"ok": True, "pid": os.getppid(), "worker": os.getpid()})
         return

@@ -1,0 +1,200 @@
+"""The native drop-in client (``ptxopt/native/client.c``): built with the machine's C
+compiler, it hands a whole ptxas command line to the resident server -- arguments,
+working directory, environment, standard output and error -- and becomes the Python
+drop-in whenever the server cannot serve it.
+
+A fake ptxas (``PTXOPT_PTXAS``) reports what it was given: its arguments, working
+directory, one environment variable, and which process ran it (a server worker or
+the client's own process)."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import signal
+import struct
+import subprocess
+import sys
+from collections.abc import Iterator
+from importlib.resources import files
+from pathlib import Path
+
+import pytest
+
+from ptxopt import server
+from ptxopt.dropin import _c_string, make_client, make_nvcc_dir
+from tests.test_dropin import env_for
+from tests.test_server import wait_for
+
+PTX = (files("ptxopt") / "examples" / "reduce.ptx").read_text()
+CC = os.environ.get("CC") or shutil.which("cc") or shutil.which("gcc")
+# a C compiler is on every CI machine (.ci/run sets CI=1): there the test must run
+needs_cc = pytest.mark.skipif(
+    CC is None and not os.environ.get("CI"), reason="no C compiler on this machine"
+)
+
+FAKE_PTXAS = f"""#!{sys.executable}
+import os, sys
+args = sys.argv[1:]
+src = next(a for a in args if a.endswith(".ptx"))
+text = open(src).read()
+out = args[args.index("-o") + 1]
+with open(out, "w") as f:
+    f.write("cubin of " + str(len(text)) + " chars\\n")
+print("fake-ptxas stdout", os.getcwd(), os.environ.get("FAKE_MARK", "-"))
+print("fake-ptxas ppid", os.getppid())
+print("fake-ptxas input", os.path.basename(src), file=sys.stderr)
+sys.exit(int(os.environ.get("FAKE_EXIT", "0")))
+"""
+
+
+def encode_request(argv: list[str], cwd: str, env: dict[str, str]) -> bytes:
+    def s(text: str) -> bytes:
+        b = text.encode("utf-8", "surrogateescape")
+        return struct.pack(">I", len(b)) + b
+
+    parts = [b"PTXC", struct.pack(">I", len(argv)), *map(s, argv), s(cwd)]
+    parts.append(struct.pack(">I", len(env)))
+    parts.extend(s(f"{k}={v}") for k, v in env.items())
+    return b"".join(parts)
+
+
+def test_client_requests_decode() -> None:
+    env = {"PATH": "/bin", "EMPTY": "", "EQ": "a=b"}
+    argv = ["-arch=sm_80", "k é.ptx", ""]
+    assert server.decode_client_request(encode_request(argv, "/w d", env)) == (argv, "/w d", env)
+    whole = encode_request(argv, "/w", env)
+    for cut in (5, 9, len(whole) - 1):
+        with pytest.raises(ValueError, match="truncated"):
+            server.decode_client_request(whole[:cut])
+    with pytest.raises(ValueError, match="trailing"):
+        server.decode_client_request(whole + b"x")
+
+
+def test_c_string_literals() -> None:
+    assert _c_string("/usr/bin/python3") == '"/usr/bin/python3"'
+    assert _c_string('a"b\\c\né') == '"a\\042b\\134c\\012\\303\\251"'
+
+
+@pytest.fixture
+def client(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> Iterator[tuple[Path, dict[str, str]]]:
+    """The native client built into tmp_path/bin/ptxas, an environment for it (a
+    private server directory, the fake ptxas) and the server stopped afterwards."""
+    srv = tmp_path / "srv"
+    monkeypatch.setenv("PTXOPT_SERVER_DIR", str(srv))
+    exe = Path(make_client(str(tmp_path / "bin")))
+    fake = tmp_path / "fake" / "ptxas"
+    fake.parent.mkdir()
+    fake.write_text(FAKE_PTXAS)
+    fake.chmod(0o755)
+    env = env_for(tmp_path, PTXOPT_SERVER_DIR=str(srv), PTXOPT_SERVER_IDLE="60")
+    env.pop("PTXOPT_SERVER")
+    env["PATH"] = f"{exe.parent}{os.pathsep}{fake.parent}{os.pathsep}{env['PATH']}"
+    (tmp_path / "work").mkdir()
+    (tmp_path / "work" / "k.ptx").write_text(PTX)
+    yield exe, env
+    pid = server.ping()
+    if pid is not None:
+        os.kill(pid, signal.SIGTERM)
+
+
+def run_client(exe: Path, env: dict[str, str], cwd: Path) -> subprocess.CompletedProcess[str]:
+    cmd = [str(exe), "-O3", "-arch=sm_80", "k.ptx", "-o", "k.cubin"]
+    with subprocess.Popen(
+        cmd, cwd=cwd, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
+    ) as p:
+        out, err = p.communicate(timeout=120)
+        # (the client's pid on the first line: who ran the fake ptxas)
+        return subprocess.CompletedProcess(cmd, p.returncode, f"client {p.pid}\n{out}", err)
+
+
+def ptxas_parent(done: subprocess.CompletedProcess[str]) -> int:
+    return int(done.stdout.split("fake-ptxas ppid ")[1].split()[0])
+
+
+def client_pid(done: subprocess.CompletedProcess[str]) -> int:
+    return int(done.stdout.split()[1])
+
+
+def parent_of(pid: int) -> int:
+    with open(f"/proc/{pid}/stat") as f:
+        return int(f.read().rsplit(")", 1)[1].split()[1])
+
+
+@needs_cc
+def test_served_by_the_server_in_the_clients_directory_and_streams(
+    client: tuple[Path, dict[str, str]], tmp_path: Path
+) -> None:
+    exe, env = client
+    work = tmp_path / "work"
+    env["FAKE_MARK"] = "marked"
+    # no server yet: the client becomes the Python drop-in, which starts one
+    first = run_client(exe, env, work)
+    assert first.returncode == 0, first.stderr
+    assert f"fake-ptxas stdout {work} marked" in first.stdout
+    assert "fake-ptxas input 0-k.ptx" in first.stderr  # ptxopt's copy of the input
+    assert wait_for(lambda: server.ping() is not None)
+    pid = server.ping()
+    assert pid is not None
+    (work / "k.cubin").unlink()
+    second = run_client(exe, env, work)
+    assert second.returncode == 0, second.stderr
+    assert f"fake-ptxas stdout {work} marked" in second.stdout
+    assert "fake-ptxas input 0-k.ptx" in second.stderr
+    # the fake ptxas ran in a worker of that server, not in the client's process;
+    # the first run was the client's own (it became the Python drop-in by exec)
+    assert ptxas_parent(first) == client_pid(first)
+    assert parent_of(ptxas_parent(second)) == pid
+    assert (work / "k.cubin").read_text().startswith("cubin of")
+    log = (tmp_path / "dropin.log").read_text().splitlines()
+    assert log.count("optimized k.ptx") == 2
+
+
+@needs_cc
+def test_exit_status_and_the_server_turned_off(
+    client: tuple[Path, dict[str, str]], tmp_path: Path
+) -> None:
+    exe, env = client
+    work = tmp_path / "work"
+    run_client(exe, env, work)
+    assert wait_for(lambda: server.ping() is not None)
+    env["FAKE_EXIT"] = "3"
+    failed = run_client(exe, env, work)
+    # ptxas "rejects" ptxopt's output, then the original: its status comes back
+    assert failed.returncode == 3
+    assert parent_of(ptxas_parent(failed)) == server.ping()
+    assert failed.stderr.count("fake-ptxas input") == 2
+    assert "assembling the original PTX" in failed.stderr
+    env["FAKE_EXIT"] = "0"
+    env["PTXOPT_SERVER"] = "0"
+    here = run_client(exe, env, work)
+    assert here.returncode == 0
+    # in process: the fake ptxas is a child of the client's own process
+    assert ptxas_parent(here) == client_pid(here)
+
+
+@needs_cc
+def test_the_client_is_not_taken_for_the_real_ptxas(
+    client: tuple[Path, dict[str, str]], tmp_path: Path
+) -> None:
+    """The client named ptxas comes first on PATH; the drop-in behind it (in process
+    or in the server) skips it and runs the fake ptxas after it."""
+    exe, env = client
+    assert shutil.which("ptxas", path=env["PATH"]) == str(exe)
+    for server_on in ("0", "1", "1"):
+        env["PTXOPT_SERVER"] = server_on
+        done = run_client(exe, env, tmp_path / "work")
+        assert done.returncode == 0 and "fake-ptxas stdout" in done.stdout, done.stderr
+
+
+@needs_cc
+def test_nvcc_dir_uses_the_native_client(tmp_path: Path) -> None:
+    if shutil.which("nvcc") is None:
+        pytest.skip("nvcc is not on PATH")
+    make_nvcc_dir(str(tmp_path / "n"))
+    shim = tmp_path / "n" / "shim" / "ptxas"
+    assert not shim.is_symlink() and shim.read_bytes()[:4] == b"\x7fELF"
+    make_nvcc_dir(str(tmp_path / "p"), native=False)
+    assert (tmp_path / "p" / "shim" / "ptxas").is_symlink()
