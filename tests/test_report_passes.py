@@ -166,3 +166,15 @@ def test_varying_propagation_only_drops_the_analysis_when_nothing_reads_it(
     assert calls == []
     full, stats = _default_text(path, reports=True)
     assert len(calls) > 0 and quiet == full
+
+
+def test_the_plans_kept_are_those_of_the_last_module() -> None:
+    """PLANS/MARKERS hold the last module's plans: a long-lived process (a batch worker)
+    does not accumulate the plans of every function it ever saw."""
+    a = Path(__file__).parent / "corpus" / "cuda" / "reduce.O3.sm90.ptx"
+    passes = ["convert-to-uniform-reg", "insert-pseudo-use-def-conv-ur"]
+    res = optimize(a.read_text(), str(a), passes)
+    names = {f.name for f in res.module.funcs}
+    assert set(PLANS) == names and set(MARKERS) == names
+    optimize(PROBE, "p.ptx", passes)
+    assert set(PLANS) == {"k"} and set(MARKERS) == {"k"}

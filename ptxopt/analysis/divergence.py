@@ -155,7 +155,7 @@ class Divergence:
     @classmethod
     def compute(cls, fn: object, am: AnalysisManager) -> Divergence:
         assert isinstance(fn, Func)
-        mod = _MODULE_OF.get(fn)
+        mod = module_of(fn)
         if mod is None or fn not in mod.funcs:
             return analyze_function(fn, FuncEnv.conservative(fn))
         md = am.cached(ModuleDivergence, mod)
@@ -787,13 +787,22 @@ def analyze_function(func: Func, env: FuncEnv, *, budget: int | None = None) -> 
 # the module level: inter-procedural walk with restart from scratch
 
 
-_MODULE_OF: weakref.WeakKeyDictionary[Func, IRModule] = weakref.WeakKeyDictionary()
+# function -> its module, both held weakly: the module holds its functions, so a strong
+# value would keep every module ever bound alive (and the collector walking it)
+_MODULE_OF: weakref.WeakKeyDictionary[Func, weakref.ref[IRModule]] = weakref.WeakKeyDictionary()
 
 
 def bind_module(mod: IRModule) -> None:
     """Make ``Divergence.compute`` of ``mod``'s functions module-aware."""
+    ref = weakref.ref(mod)
     for f in mod.funcs:
-        _MODULE_OF[f] = mod
+        _MODULE_OF[f] = ref
+
+
+def module_of(func: Func) -> IRModule | None:
+    """The module ``func`` was bound with (:func:`bind_module`), if it is still alive."""
+    ref = _MODULE_OF.get(func)
+    return ref() if ref is not None else None
 
 
 @dataclass(slots=True)
@@ -1025,7 +1034,7 @@ def propagate_varying(
     reported change is kept: recomputing it would give the same result."""
     if phase not in PHASES:
         raise ValueError(f"varying propagation runs at phases {sorted(PHASES)}, not {phase}")
-    mod = _MODULE_OF.get(func)
+    mod = module_of(func)
     if mod is not None and am.ir_version is not None:
         # nothing changed in the module since its analysis was computed from scratch
         # (the pipeline's version is unchanged): recomputing would give the same result
@@ -1044,7 +1053,7 @@ def drop_varying(func: Func, am: AnalysisManager, *, module: bool = True) -> Non
     reader computes it from scratch on the code it sees, as phase 53/70 would have."""
     keep = frozenset(c for c in am.cached_analyses(func) if c is not Divergence)
     am.invalidate(func, keep)
-    mod = _MODULE_OF.get(func)
+    mod = module_of(func)
     if mod is not None and module:
         am.invalidate(mod)
 

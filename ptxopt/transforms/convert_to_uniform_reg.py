@@ -7,16 +7,34 @@ function name, and ``--stats`` counters).  It never changes the PTX.
 
 from __future__ import annotations
 
+import weakref
+from typing import Any
+
 from ptxopt.analysis.divergence import Divergence
 from ptxopt.analysis.manager import PRESERVE_ALL, AnalysisManager
-from ptxopt.ir.core import Func
+from ptxopt.ir.core import Func, IRModule
 from ptxopt.knobs import Knob
 from ptxopt.oracle import sm_number
 from ptxopt.ori.ur_alloc import FuncPlan, plan_function
 from ptxopt.transforms.base import FunctionPass, register
 
-#: The last plan made for each function (for reports and tests).
+#: The plans made for the functions of the last module planned, by function name
+#: (for reports and tests; a new module's first plan drops the old ones, which hold
+#: that module's IR).
 PLANS: dict[str, FuncPlan] = {}
+_planned: list[weakref.ref[IRModule]] = []
+
+
+def forget_other_modules(
+    table: dict[str, Any], seen: list[weakref.ref[IRModule]], mod: IRModule | None
+) -> None:
+    """Empty ``table`` when ``mod`` is not the module its entries came from (``seen``)."""
+    if mod is None:
+        return
+    if not seen or seen[0]() is not mod:
+        table.clear()
+        seen[:] = [weakref.ref(mod)]
+
 
 SPEC = "02-uniform-registers.txt"
 
@@ -48,6 +66,7 @@ class ConvertToUniformReg(FunctionPass):
             cutlass_override=bool(self.knob("ConvertToUniformRegCutlassOverride")),
             debug=self.module is not None and "debug" in self.module.ast.target,
         )  # fmt: skip
+        forget_other_modules(PLANS, _planned, self.module)
         PLANS[func.name] = plan
         self.stats["webs converted to UR/UP"] += plan.converted
         self.stats["bridges"] += len(plan.bridges)

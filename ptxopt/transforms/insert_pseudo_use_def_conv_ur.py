@@ -7,17 +7,20 @@ phase 74's model itself when that pass did not run first.  Never changes the PTX
 
 from __future__ import annotations
 
+import weakref
+
 from ptxopt.analysis.divergence import Divergence
 from ptxopt.analysis.manager import PRESERVE_ALL, AnalysisManager
-from ptxopt.ir.core import Func
+from ptxopt.ir.core import Func, IRModule
 from ptxopt.oracle import sm_number
 from ptxopt.ori.conv_alloc import ConvAllocPlan, plan_conv_alloc
 from ptxopt.ori.ur_alloc import plan_function
 from ptxopt.transforms.base import FunctionPass, register
-from ptxopt.transforms.convert_to_uniform_reg import PLANS
+from ptxopt.transforms.convert_to_uniform_reg import PLANS, forget_other_modules
 
-#: The last marker plan of each function.
+#: The marker plans of the functions of the last module (as ``PLANS``).
 MARKERS: dict[str, ConvAllocPlan] = {}
+_marked: list[weakref.ref[IRModule]] = []
 
 
 @register
@@ -33,6 +36,7 @@ class InsertPseudoUseDefConvUr(FunctionPass):
         if plan is None or plan.arch_sm != sm_number(self.arch or "sm_75"):
             plan = plan_function(func, am.get(Divergence, func), sm_number(self.arch or "sm_75"))
         conv = plan_conv_alloc(func, plan)
+        forget_other_modules(MARKERS, _marked, self.module)
         MARKERS[func.name] = conv
         self.stats["CONV.ALLOC markers"] += len(conv.markers)
         self.stats["diagnostics"] += len(conv.diagnostics)
