@@ -328,3 +328,23 @@ def test_a_shared_constant_is_written_again_not_copied(level: int) -> None:
     reg_movs = [ln for ln in body.splitlines() if re.fullmatch(r"\s*mov\.b32\s+%\w+, %\w+;", ln)]
     assert not reg_movs or level == 0, reg_movs
     assert re.search(r"mov\.b32\s+%\w+, 0;", body)
+
+
+# Two values of %r1 live at once once the copy through %r2 is propagated: keeping the
+# input's names would give both the name %r1 (add %r3, %r1, %r1).
+REDEFINED = kernel(
+    """\tadd.u32 %r1, %r21, 5;
+\tmov.u32 %r2, %r1;
+\tadd.u32 %r1, %r21, 7;
+\tadd.u32 %r3, %r2, %r1;
+\tst.global.u32 [%rd4], %r3;
+\tret;"""
+)
+
+
+@pytest.mark.parametrize("level", [0, 1, 2, 3])
+def test_values_of_one_register_live_at_once_keep_apart(level: int) -> None:
+    """The values of one source register are merged only where they do not interfere:
+    here the first %r1 is live where the second is written."""
+    out, _ = lowered(REDEFINED, CssaOptions(level=level))
+    assert run(out) == run(REDEFINED) == [2 * t + 12 for t in range(40)]

@@ -240,7 +240,7 @@ class Cssa:
                 if id(phi) in self.phi_ids:
                     self._convert_phi(phi)
         self._cleanup()  # only now: propagation is complete
-        self._liveness()
+        self._liveness(self._candidates())
         if True:
             # value equality (Boissinot): a copy holds its source's value; sources
             # dominate their copies, so one pass in dominance order resolves chains
@@ -350,9 +350,43 @@ class Cssa:
             self._add_member(klass, c)
             self.cls[c.id] = klass
 
-    def _liveness(self) -> None:
+    def _candidates(self) -> set[int]:
+        """The variables :meth:`coalesce` may try to merge: those of copies (ties, phi
+        copies, plain ``mov``) and the values of a register defined more than once.
+        Only these ever meet in an interference test; the others (most registers of
+        compiler-generated PTX are written once) need no liveness."""
+        out: set[int] = set()
+        add = out.add
+        for copies in self.tie.values():
+            for t, src in copies:
+                add(t.id)
+                if isinstance(src, _Var):
+                    add(src.id)
+        for pc in self.producer.values():
+            for c, src in pc:
+                add(c.id)
+                if isinstance(src, _Var):
+                    add(src.id)
+        for cc in self.consumer.values():
+            for res, web in cc:
+                add(res.id)
+                add(web.id)
+        for _inst, s, d in self.mov_pairs:
+            add(s.id)
+            add(d.id)
+        first: dict[str, int] = {}
+        for var in self.vars.values():
+            if var.origin is not None and var.name:
+                seen = first.setdefault(var.name, var.id)
+                if seen != var.id:
+                    add(seen)
+                    add(var.id)
+        return out
+
+    def _liveness(self, candidates: set[int] | None = None) -> None:
         """Live-out sets per block (path exploration from each use, as
-        :class:`~ptxopt.ir.ssa_liveness.SsaLiveness`) and the last use per block."""
+        :class:`~ptxopt.ir.ssa_liveness.SsaLiveness`) and the last use per block, of
+        ``candidates`` (default: every variable)."""
         blocks = self.func.blocks
         n = len(blocks)
         preds = [[p.index for p in b.preds] for b in blocks]
@@ -361,6 +395,8 @@ class Cssa:
         last: dict[tuple[int, int], float] = {}
         variables = self.vars
         for vid, uses in self.uses.items():
+            if candidates is not None and vid not in candidates:
+                continue
             var = variables[vid]
             db = var.block
             dpos = var.pos
