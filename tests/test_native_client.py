@@ -198,3 +198,34 @@ def test_nvcc_dir_uses_the_native_client(tmp_path: Path) -> None:
     assert not shim.is_symlink() and shim.read_bytes()[:4] == b"\x7fELF"
     make_nvcc_dir(str(tmp_path / "p"), native=False)
     assert (tmp_path / "p" / "shim" / "ptxas").is_symlink()
+
+
+@needs_cc
+@pytest.mark.slow
+def test_triton_through_the_native_client(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Triton's ptxas variables pointing at the native client: every kernel of both
+    targets is optimized (the first run starts the server, the others use it)."""
+    pytest.importorskip("triton")
+    from tests.test_dropin import log_lines
+    from tests.test_triton import KERNELS, compile_kernels
+
+    srv = tmp_path / "srv"
+    monkeypatch.setenv("PTXOPT_SERVER_DIR", str(srv))
+    exe = make_client(str(tmp_path / "bin"))
+    env = env_for(
+        tmp_path,
+        PTXOPT_SERVER_DIR=str(srv),
+        PTXOPT_SERVER_IDLE="60",
+        TRITON_PTXAS_PATH=exe,
+        TRITON_PTXAS_BLACKWELL_PATH=exe,
+    )
+    env.pop("PTXOPT_SERVER")
+    try:
+        compile_kernels(tmp_path, env)
+        lines = log_lines(tmp_path)
+        assert len(lines) == 2 * len(KERNELS) and all(ln.startswith("optimized ") for ln in lines)
+        assert server.ping() is not None
+    finally:
+        pid = server.ping()
+        if pid is not None:
+            os.kill(pid, signal.SIGTERM)
