@@ -61,8 +61,18 @@ def test_opt_imports_no_numpy_nor_interpreter(tmp_path: Path) -> None:
         "-o", str(out),
     )  # fmt: skip
     assert heavy(mods) == []
+    # the example only asks about activemask, which is never folded
     mods = imported_modules("-m", "ptxopt.cli", "opt", "-O", "example:reduce", "-o", str(out))
-    assert not heavy(mods) or "ptxopt.ir.fold" in mods
+    assert "ptxopt.ir.int_fold" in mods and heavy(mods) == []
+    # the CUTLASS Hopper GEMM folds eight plain integer instructions (setp.ne.b32 of
+    # constants): ptxopt.ir.int_fold computes them without the interpreter
+    ws = ROOT / "tests" / "corpus" / "cutlass" / "hopper_ws_gemm.sm90a.ptx"
+    mods = imported_modules("-m", "ptxopt.cli", "opt", "-O", str(ws), "-o", str(out))
+    assert "ptxopt.ir.int_fold" in mods and heavy(mods) == []
+    # a half-precision cvt of a constant is the interpreter's (CUTLASS FMHA)
+    fmha = ROOT / "tests" / "corpus" / "cutlass" / "ampere_fmha.sm80.ptx"
+    mods = imported_modules("-m", "ptxopt.cli", "opt", "-O", str(fmha), "-o", str(out))
+    assert "ptxopt.ir.fold" in mods and "numpy" in mods
     # reading and writing immediates needs no interpreter: a kernel with constants
     # but nothing to fold (as most are) runs the whole pipeline without numpy
     kernel = ROOT / "tests" / "corpus" / "triton" / "matmul_fp16.sm80.ptx"

@@ -25,6 +25,7 @@ from typing import Any
 import numpy as np
 
 from ptxopt.ir.immediates import imm_bits, imm_for
+from ptxopt.ir.int_fold import FOLDABLE
 from ptxopt.ptx.ast import Imm, Instr, Reg
 from ptxopt.ptx.opcodes import lookup
 from ptxopt.sim.errors import SimError
@@ -32,19 +33,6 @@ from ptxopt.sim.ops import HANDLERS, Decoder
 from ptxopt.sim.values import TYPES, Operands, imm_scalar
 
 __all__ = ["FOLDABLE", "evaluate", "imm_bits", "imm_bits_rounded", "imm_for", "width_of"]
-
-#: opcodes evaluated at compile time when every source is a constant (never the
-#: ``.approx`` forms, whose hardware results the interpreter only approximates, nor
-#: integer ``div``/``rem``, undefined for a zero divisor)
-FOLDABLE = frozenset(
-    {
-        "mov", "add", "sub", "mul", "mad", "mul24", "mad24", "sad", "min", "max",
-        "abs", "neg", "and", "or", "xor", "not", "cnot", "shl", "shr", "shf",
-        "lop3", "popc", "clz", "bfe", "bfi", "brev", "bfind", "prmt", "setp", "set",
-        "selp", "slct", "cvt", "copysign", "testp", "dp4a", "dp2a", "fma", "div",
-        "sqrt", "rcp",
-    }
-)  # fmt: skip
 
 
 def width_of(rtype: str) -> int:

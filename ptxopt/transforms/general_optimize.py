@@ -48,6 +48,7 @@ from ptxopt.analysis.rpo import reverse_postorder
 from ptxopt.ir.core import Block, Func, Inst, Phi, Value
 from ptxopt.ir.edit import insert_before, make_inst, replace_uses
 from ptxopt.ir.immediates import imm_bits, imm_for
+from ptxopt.ir.int_fold import FOLDABLE, evaluate_int
 from ptxopt.ir.operands import rebuild, regs_of
 from ptxopt.ir.simplify import Rewrite, simplify
 from ptxopt.knobs import Knob
@@ -57,9 +58,12 @@ from ptxopt.record import replace
 from ptxopt.transforms.base import FunctionPass, register
 
 
-# Folding runs the interpreter's handlers (numpy): imported on first use, so that
-# `ptxopt opt` without a folding pass starts without numpy (tests/test_startup.py).
+# Folding runs the interpreter's handlers (numpy) for what ptxopt.ir.int_fold does not
+# compute itself: imported on first use, so that `ptxopt opt` folding only plain
+# integer forms starts without numpy (tests/test_startup.py).
 def evaluate(ins: Instr, types: Any, inputs: Any) -> Any:
+    if ins.opcode not in FOLDABLE:
+        return None
     from ptxopt.ir.fold import evaluate as _evaluate
 
     return _evaluate(ins, types, inputs)
@@ -736,7 +740,11 @@ class _Sweep:
                     ops[k] = rebuild(ops[k], it)
         except (StopIteration, ValueError):
             return None
-        res = evaluate(Instr(ast.opcode, ast.mods, ops), types, inputs)
+        folded = Instr(ast.opcode, ast.mods, ops)
+        quick = evaluate_int(folded, types, inputs)
+        if isinstance(quick, int):
+            return quick
+        res = evaluate(folded, types, inputs)
         if not res or "%fold_d0" not in res:
             return None
         return int(res["%fold_d0"][0])
