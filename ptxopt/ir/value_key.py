@@ -36,7 +36,7 @@ from enum import Enum
 from ptxopt.ir.core import Func, Inst, Value
 from ptxopt.ir.operands import rebuild
 from ptxopt.ptx.ast import Addr, Imm, Operand, ParenList, Reg, Sym
-from ptxopt.ptx.opcodes import is_volatile_special_register
+from ptxopt.ptx.opcodes import OpInfo, is_volatile_special_register
 from ptxopt.ptx.types import bit_width, is_float
 
 __all__ = [
@@ -136,12 +136,72 @@ def _order(op: Operand) -> tuple[int, str]:
     return (1, str(op))
 
 
+def _plain_key(inst: Inst, info: OpInfo) -> tuple[object, ...] | None:
+    """The key of an instruction whose operands are all plain registers and immediates
+    (most of them), without rebuilding operands: the sources as value ids and
+    immediates in operand order (a commutative pair in a fixed order), the results as
+    their count.  Two plain instructions get equal keys exactly when
+    :func:`expr_key`'s general form would be equal; a plain key never equals a general
+    one (its first element is ``None``)."""
+    ast = inst.ast
+    ops = ast.operands
+    n = len(ops)
+    defs = info.defs
+    for op in ops:
+        t = type(op)
+        if t is not Reg and t is not Imm:
+            return None
+    srcs: list[object] = []
+    uses = inst.uses
+    j = 0
+    for k in info.uses:
+        if k >= n or k in defs:
+            continue
+        op = ops[k]
+        if type(op) is Imm:  # written in the source: no register slot
+            srcs.append(op)
+            continue
+        if j >= len(uses):
+            return None
+        u = uses[j]
+        j += 1
+        srcs.append(u if type(u) is Imm else u.id)  # type: ignore[union-attr]
+    if j != len(uses):
+        return None
+    if info.commutative and len(srcs) >= 2:
+        a, b = srcs[0], srcs[1]
+        if _plain_order(b) < _plain_order(a):
+            srcs[0], srcs[1] = b, a
+    olds = tuple(o.id if o is not None else -1 for o in inst.olds) if inst.olds else ()
+    pred = (inst.pred.id, inst.pred_neg) if inst.pred is not None else None
+    return (
+        None,
+        ast.opcode,
+        ast.mods,
+        sum(1 for k in defs if k < n),
+        tuple(d.type for d in inst.defs),
+        tuple(srcs),
+        pred,
+        olds,
+    )
+
+
+def _plain_order(x: object) -> tuple[int, int, str]:
+    """Registers (by value id) before immediates (by spelling)."""
+    if type(x) is int:
+        return (0, x, "")
+    return (1, 0, str(x))
+
+
 def expr_key(inst: Inst) -> tuple[object, ...] | None:
     """The key of ``inst`` (see the module docstring), or ``None`` when its operands
     cannot be described (a form the key does not model)."""
     info = inst.info
     if info is None:
         return None
+    plain = _plain_key(inst, info)
+    if plain is not None:
+        return plain
     ast = inst.ast
     ops = ast.operands
     defs = set(info.defs)
