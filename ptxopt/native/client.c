@@ -30,6 +30,7 @@
 #include <string.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/time.h>
 #include <sys/types.h>
 #include <sys/un.h>
 #include <unistd.h>
@@ -166,6 +167,9 @@ int main(int argc, char **argv) {
     int s = socket(AF_UNIX, SOCK_STREAM, 0);
     if (s < 0 || connect(s, (struct sockaddr *)&addr, sizeof addr) != 0)
         in_process(argc, argv);
+    /* a server that does not answer within REPLY_TIMEOUT (as ptxopt.server's) */
+    struct timeval limit = {.tv_sec = 600, .tv_usec = 0};
+    setsockopt(s, SOL_SOCKET, SO_RCVTIMEO, &limit, sizeof limit);
 
     char cwd[PATH_MAX];
     if (getcwd(cwd, sizeof cwd) == NULL)
