@@ -578,3 +578,52 @@ def test_ptxas_agrees_on_every_case(tmp_path: Path) -> None:
 )
 def test_register_compatibility(itype: str, rtype: str, relaxed: bool, ok: bool) -> None:
     assert register_compatible(itype, rtype, relaxed) is ok
+
+
+# An instruction of a shape already found valid in the module is not checked again
+# (Validator.shape): each case puts a valid instruction first and an invalid one of
+# the same opcode and modifiers after it; they must differ in shape, so the second is
+# still refused where it is.
+SAME_OPCODE_AFTER_A_VALID_ONE = [
+    ("wider-register", "add.s32 %r1, %r2, %r3;\nadd.s32 %r1, %rd2, %r3;", "does not match"),
+    ("barrier-number", "bar.sync 0;\nbar.sync 16;", "barrier number 16 out of range"),
+    ("guard-type", "@%p1 add.s32 %r1, %r2, %r3;\n@%r1 add.s32 %r1, %r2, %r3;", "not a predicate"),
+    ("special-dest", "mov.u32 %r1, %tid.x;\nmov.u32 %tid.x, %r1;", "cannot write to special"),
+    ("undeclared", "add.s32 %r1, %r2, %r3;\nadd.s32 %r1, %r2, %q3;", "undeclared register"),
+    (
+        "float-immediate",
+        "shl.b32 %r1, %r2, 3;\nshl.b32 %r1, %r2, 0f3f800000;",
+        "does not fit the type",
+    ),
+]
+
+
+@pytest.mark.parametrize(
+    "name, body, message",
+    SAME_OPCODE_AFTER_A_VALID_ONE,
+    ids=[c[0] for c in SAME_OPCODE_AFTER_A_VALID_ONE],
+)
+def test_a_valid_shape_does_not_hide_an_invalid_one(name: str, body: str, message: str) -> None:
+    text = kernel(body)
+    with pytest.raises(PtxError) as exc:
+        validate(parse(text, "v.ptx"))
+    assert message in exc.value.message, str(exc.value)
+    bad_line = next(i for i, ln in enumerate(text.splitlines(), 1) if ln == body.split("\n")[1])
+    assert exc.value.span is not None and exc.value.span.line == bad_line
+
+
+def test_instructions_of_a_valid_shape_are_checked_once(monkeypatch: pytest.MonkeyPatch) -> None:
+    from ptxopt.ptx.validate import Validator
+
+    checked: list[str] = []
+    real = Validator.checked_instr
+
+    def counting(self: Validator, ins: object, scope: object) -> None:
+        checked.append(str(getattr(ins, "opcode", "")))
+        real(self, ins, scope)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(Validator, "checked_instr", counting)
+    body = "add.s32 %r1, %r2, %r3;\nadd.s32 %r4, %r5, %r6;\nadd.s32 %r7, %r8, 1;\n" * 3
+    validate(parse(kernel(body + "ld.global.u32 %r1, [g];\nld.global.u32 %r2, [g];"), "v.ptx"))
+    # two shapes of add (registers; an immediate), each load (an address), ret
+    assert checked == ["add", "add", "ld", "ld", "ret"]

@@ -430,6 +430,8 @@ class Validator:
         self.seen_locs: set[tuple[int, int, int]] = set()
         self.functions: dict[str, Function] = {}
         self.match_cache: dict[tuple[str, tuple[str, ...]], _Form | str] = {}
+        # shapes of instructions found valid (see :meth:`shape`)
+        self.valid_shapes: set[tuple[object, ...]] = set()
 
     def error(self, span: Span | None, message: str) -> PtxError:
         return PtxError(span, message)
@@ -745,7 +747,39 @@ class Validator:
         self.match_cache[key] = res
         return res
 
+    def shape(self, ins: Instr, scope: _Scope) -> tuple[object, ...] | None:
+        """What the checks of :meth:`instr` depend on, for an instruction whose operands
+        are plain registers and immediates: opcode, modifiers, each register's declared
+        type (a special register's name), each immediate as written; ``None`` for any
+        other operand (addresses, symbols, vectors...).  An instruction of a shape
+        already found valid in this module is valid: nothing else enters the checks."""
+        sig: list[object] = []
+        for op in ins.operands:
+            t = type(op)
+            if t is Reg:
+                name = op.name  # type: ignore[union-attr]
+                rt = scope.lookup(name)
+                sig.append(rt if rt is not None else name)
+            elif t is Imm:
+                sig.append(op)
+            else:
+                return None
+        guard: str | None = None
+        if ins.pred is not None:
+            guard = scope.lookup(ins.pred.name) or ins.pred.name
+        return (ins.opcode, ins.mods, guard, *sig)
+
     def instr(self, ins: Instr, scope: _Scope) -> None:
+        shape = self.shape(ins, scope)
+        if shape is not None:
+            if shape in self.valid_shapes:
+                return
+            self.checked_instr(ins, scope)
+            self.valid_shapes.add(shape)
+            return
+        self.checked_instr(ins, scope)
+
+    def checked_instr(self, ins: Instr, scope: _Scope) -> None:
         if ins.pred is not None:
             self.pred_reg(ins.pred, scope, ins.span)
         lookup(ins)  # an unknown instruction or a wrong operand count, as the IR sees it
