@@ -351,11 +351,13 @@ class Cssa:
             self.cls[c.id] = klass
 
     def _candidates(self) -> set[int]:
-        """The variables :meth:`coalesce` may try to merge: those of copies (ties, phi
-        copies, plain ``mov``) and the values of a register defined more than once.
-        Only these ever meet in an interference test; the others (most registers of
-        compiler-generated PTX are written once) need no liveness."""
-        out: set[int] = set()
+        """The variables :meth:`coalesce` may try to merge: the members of the classes
+        built so far (a tied result with its copy, a phi's web with its copies), the
+        ends of copies (ties, phi copies, plain ``mov``) and the values of a register
+        defined more than once.  Only these ever meet in an interference test; the
+        others (most registers of compiler-generated PTX are written once) need no
+        liveness."""
+        out: set[int] = set(self.cls)
         add = out.add
         for copies in self.tie.values():
             for t, src in copies:
