@@ -38,7 +38,7 @@ import shutil
 import subprocess
 import sys
 import tempfile
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 PROG = "ptxopt-ptxas"
 
@@ -413,22 +413,17 @@ def make_nvcc_dir(dest: str, nvcc: str | None = None, *, native: bool = True) ->
 
 def main(argv: Sequence[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
-    if argv and argv[0] == CLIENT_OPTION:
+    # ptxopt's own set-up commands: each makes something in DIR and prints its path
+    setup: dict[str, Callable[[str], str]] = {
+        CLIENT_OPTION: make_client,
+        NVCC_DIR_OPTION: make_nvcc_dir,
+    }
+    if argv and argv[0] in setup:
         if len(argv) != 2:
-            print(f"usage: {PROG} {CLIENT_OPTION} DIR", file=sys.stderr)
+            print(f"usage: {PROG} {argv[0]} DIR", file=sys.stderr)
             return 2
         try:
-            print(make_client(argv[1]))
-        except OSError as e:
-            print(f"{PROG}: error: {e}", file=sys.stderr)
-            return 1
-        return 0
-    if argv and argv[0] == NVCC_DIR_OPTION:
-        if len(argv) != 2:
-            print(f"usage: {PROG} {NVCC_DIR_OPTION} DIR", file=sys.stderr)
-            return 2
-        try:
-            print(make_nvcc_dir(argv[1]))
+            print(setup[argv[0]](argv[1]))
         except OSError as e:
             print(f"{PROG}: error: {e}", file=sys.stderr)
             return 1

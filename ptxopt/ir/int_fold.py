@@ -27,7 +27,7 @@ from collections.abc import Mapping
 from typing import Final
 
 from ptxopt.ir.immediates import imm_bits
-from ptxopt.ptx.ast import Imm, Instr, Reg
+from ptxopt.ptx.ast import Imm, Instr, Operand, Reg
 
 __all__ = ["DEFER", "FOLDABLE", "evaluate_int"]
 
@@ -87,6 +87,14 @@ def _source(
     return None
 
 
+def _two_sources(
+    ops: list[Operand], optype: str, width: int, types: Mapping[str, str], inputs: Mapping[str, int]
+) -> tuple[int, int] | None:
+    a = _source(ops[1], optype, width, types, inputs)
+    b = _source(ops[2], optype, width, types, inputs)
+    return None if a is None or b is None else (a, b)
+
+
 def _dest_ok(op: object, width: int | None, types: Mapping[str, str]) -> bool:
     if type(op) is not Reg:
         return False
@@ -112,12 +120,10 @@ def evaluate_int(ins: Instr, types: Mapping[str, str], inputs: Mapping[str, int]
         if k is None or (op in _LOGIC) != (t[1] == "b"):
             return DEFER
         width = k[1]
-        if not _dest_ok(ops[0], width, types):
+        ab = _two_sources(ops, t, width, types, inputs)
+        if ab is None or not _dest_ok(ops[0], width, types):
             return DEFER
-        a = _source(ops[1], t, width, types, inputs)
-        b = _source(ops[2], t, width, types, inputs)
-        if a is None or b is None:
-            return DEFER
+        a, b = ab
         mask = (1 << width) - 1
         if op == "add":
             return (a + b) & mask
@@ -146,12 +152,10 @@ def evaluate_int(ins: Instr, types: Mapping[str, str], inputs: Mapping[str, int]
                 return DEFER
         elif cmp not in (".eq", ".ne"):
             return DEFER
-        if not _dest_ok(ops[0], None, types):
+        ab = _two_sources(ops, t, width, types, inputs)
+        if ab is None or not _dest_ok(ops[0], None, types):
             return DEFER
-        a = _source(ops[1], t, width, types, inputs)
-        b = _source(ops[2], t, width, types, inputs)
-        if a is None or b is None:
-            return DEFER
+        a, b = ab
         if signed:
             a, b = _signed(a, width), _signed(b, width)
         if cmp == ".eq":
@@ -177,10 +181,8 @@ def evaluate_int(ins: Instr, types: Mapping[str, str], inputs: Mapping[str, int]
         dw, sw = dk[1], sk[1]
         if not _dest_ok(ops[0], dw, types):
             return DEFER
-        a = _source(ops[1], st, sw, types, inputs)
-        if a is None:
+        src = _source(ops[1], st, sw, types, inputs)
+        if src is None:
             return DEFER
-        if sk[0]:
-            a = _signed(a, sw)
-        return a & ((1 << dw) - 1)
+        return (_signed(src, sw) if sk[0] else src) & ((1 << dw) - 1)
     return DEFER
