@@ -32,6 +32,7 @@ last attempt could not propagate stay as R2UR/UR2R bridges in the plan.
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 
 from ptxopt.analysis.divergence import Divergence
@@ -43,7 +44,7 @@ from ptxopt.ori.capability import (
     has_uniform_file,
     uniform_form,
 )
-from ptxopt.ori.view import Web, build_webs, sass_class
+from ptxopt.ori.view import Web, record_reads, scan
 from ptxopt.ptx.ast import Imm
 
 __all__ = [
@@ -61,6 +62,8 @@ FNV_PRIME = 0x01000193
 FNV_BASIS = 0x811C9DC5
 _NARROW = ("MOV",)  # copies the BFS walks through
 _GLOBAL_MEM = ("LDG", "STG", "ATOMG", "LD", "ST")
+_NOT_WRITTEN = "not written by an instruction (parameter or undefined)"
+_VARYING = "varying (divergence analysis)"
 
 
 def fnv1a(key: int) -> int:
@@ -188,49 +191,62 @@ def _def_web(inst: Inst, ctx: _Ctx) -> Web | None:
     return None
 
 
-def _constant_webs(webs: dict[str, Web], cls: dict[int, str]) -> set[str]:
+def _constant_webs(webs: Iterable[Web], cls: dict[int, str]) -> set[str]:
     """Webs whose value is a constant operand rather than a computed register: every
     write is a constant-bank read (``ld.param`` of a kernel parameter, ``%ntid``), a
     ``mov`` of an immediate, or an identity of such a web (``mov``, and
     ``cvta.to.global`` -- the global window is the generic one, so ptxas emits nothing
     and the reader takes ``c[0x0][0x160]`` itself).  Such a value materialises in UR
-    only for a uniform reader (ULDC / UMOV), never by itself."""
+    only for a uniform reader (ULDC / UMOV), never by itself.
+
+    A fixpoint over the identities, linear: each web waits for the webs it copies
+    (``waiting``) and is settled when the last of them is."""
     out: set[str] = set()
-    changed = True
-    rounds = 0
-    while changed and rounds < 4:  # chains of identities are short (param -> cvta)
-        changed = False
-        rounds += 1
-        for w in webs.values():
-            if w.name in out or not w.defs:
+    waiting: dict[str, list[str]] = {}  # source web -> the webs that copy it
+    missing: dict[str, int] = {}  # web -> sources not yet known constant
+    for w in webs:
+        if not w.defs:
+            continue
+        srcs: set[str] = set()
+        for d in w.defs:
+            c = cls[id(d)]
+            if c == "LDC":
                 continue
-            ok = True
-            for d in w.defs:
-                c = cls[id(d)]
-                if c == "LDC":
-                    continue
-                vals = list(d.operand_values())
-                ident = c == "MOV" or d.ast.name.startswith("cvta.to.global")
-                if ident and not vals and d.ast.opcode == "mov":
-                    if any(isinstance(o, Imm) for o in d.ast.operands):
-                        continue  # mov of an immediate
-                if ident and len(vals) == 1 and vals[0].var in out and vals[0].kind != "special":
-                    continue
-                ok = False
+            if c != "MOV" and not d.ast.name.startswith("cvta.to.global"):
                 break
-            if ok:
+            vals = list(d.operand_values())
+            if not vals and d.ast.opcode == "mov":
+                if any(isinstance(o, Imm) for o in d.ast.operands):
+                    continue  # mov of an immediate
+                break
+            if len(vals) == 1 and vals[0].kind != "special":
+                srcs.add(vals[0].var)
+                continue
+            break
+        else:
+            if not srcs:
                 out.add(w.name)
-                changed = True
+                continue
+            missing[w.name] = len(srcs)
+            for v in sorted(srcs):
+                waiting.setdefault(v, []).append(w.name)
+    work = [k for k in out if k in waiting]
+    while work:
+        for k in waiting.get(work.pop(), ()):
+            missing[k] -= 1
+            if missing[k] == 0:
+                out.add(k)
+                work.append(k)
     return out
 
 
-def _folded_multiplies(webs: dict[str, Web], ctx: _Ctx) -> set[int]:
+def _folded_multiplies(webs: list[Web], ctx: _Ctx) -> set[int]:
     """Uniform 32-bit ``mul.lo`` whose one reader is a per-thread ``add``: ptxas
     fuses the pair into one per-thread IMAD (``mul.lo %r15, %ctaid, %ntid; add %r4,
     %r15, %tid`` -> ``IMAD R0, R3, UR4, R6``), so the product is never a register of its
     own and its sources are read by a per-thread instruction with one UR slot."""
     out: set[int] = set()
-    for w in webs.values():
+    for w in webs:
         if len(w.defs) != 1 or len(w.uses) != 1:
             continue
         d = w.defs[0]
@@ -330,9 +346,9 @@ def _branch_only_compare(w: Web, ctx: _Ctx) -> bool:
 def _eligible(w: Web, ctx: _Ctx) -> str:
     """'' when ``w`` passes criteria 1, 2 and 4; otherwise the reason it does not."""
     if not w.defs or any(v.kind in ("param", "undef") for v in w.values):
-        return "not written by an instruction (parameter or undefined)"
+        return _NOT_WRITTEN
     if any(ctx.div.is_varying(v) for v in w.values):
-        return "varying (divergence analysis)"
+        return _VARYING
     for d in w.defs:
         c = ctx.cls[id(d)]
         if uniform_form(c, ctx.sm) is None:
@@ -504,30 +520,39 @@ def plan_function(
     default: ptxas does pay such bridges -- ``S2UR UR6; IMAD.U32 R5, RZ, RZ, UR6`` --
     but not always; see docs/uniform-registers.md)."""
     plan = FuncPlan(func.name, sm)
-    webs = build_webs(func)
-    pos: dict[int, int] = {}
-    cls: dict[int, str] = {}
-    n = 0
-    for b in func.blocks:
-        for ins in b.insts:
-            pos[id(ins)] = n
-            cls[id(ins)] = sass_class(ins)
-            n += 1
+    sc = scan(func, div.varying)
+    webs, pos, cls, n = sc.webs, sc.pos, sc.cls, sc.n
+    active = not debug and has_uniform_file(sm)
+    # the webs whose reads the model looks at: the uniform ones, constant operands
+    # (their readers' slots) and special-register reads (compares)
+    uniform = [w for k, w in webs.items() if k not in sc.varying] if active else []
+    consts = (
+        _constant_webs((w for k, w in webs.items() if w.defs and k in sc.copies), cls)
+        if active
+        else set()
+    )
+    record_reads(
+        func,
+        webs,
+        [k for k in webs if k not in sc.varying or k in consts or k in sc.specials]
+        if active
+        else [],
+    )
     name = kernel_name if kernel_name is not None else func.name
     ctx = _Ctx(
         func, div, sm, cutlass_override and "cutlass" in name, webs, pos, cls,
-        {k: i for i, k in enumerate(webs)},
+        {w.name: i for i, w in enumerate(uniform)},
     )  # fmt: skip
     ctx.tolerate_bridges = tolerate_bridges
-    ctx.consts = _constant_webs(webs, cls)
-    ctx.folded = _folded_multiplies(webs, ctx)
+    ctx.consts = consts
     why: dict[str, str] = {}
     ur: set[str] = set()
     if debug:
         for w in webs.values():
             why[w.name] = "debug target: ptxas runs no optimisation phase (74 included)"
     elif has_uniform_file(sm):
-        for w in webs.values():
+        ctx.folded = _folded_multiplies(uniform, ctx)
+        for w in uniform:
             r = _eligible(w, ctx)
             if r:
                 why[w.name] = r
@@ -542,7 +567,7 @@ def plan_function(
     while attempt < max_attempts and ur:
         attempt += 1
         claims: dict[int, str] = {}
-        order = sorted(ur, key=first.__getitem__)
+        order = sorted(ur, key=lambda k: (first[k], k))  # ties: by name, not set order
         scratch: list[Bridge] = []
         for k in order:
             cost[k] = _cost(webs[k], ur, ctx, claims, scratch)
@@ -573,7 +598,7 @@ def plan_function(
     plan.attempts = attempt
     # final bridges of the committed set
     claims = {}
-    for k in sorted(ur, key=first.__getitem__):
+    for k in sorted(ur, key=lambda k: (first[k], k)):
         bl: list[Bridge] = []
         cost[k] = _cost(webs[k], ur, ctx, claims, bl)
         plan.bridges.extend(bl)
@@ -589,22 +614,32 @@ def plan_function(
     # itself a constant (ULDC / UMOV); per-thread readers take it as a c[bank][offset]
     # or immediate operand.  Identities of constants (cvta.to.global) chain, so settle
     # from the end of each chain backwards.
-    for k in sorted((k for k in ur if k in ctx.consts), key=lambda k: -first[k]):
+    for k in sorted((k for k in ur if k in ctx.consts), key=lambda k: (-first[k], k)):
         if not any(
             (x := _def_web(u.inst, ctx)) is not None and x.name in ur and x.name != k
             for u in webs[k].uses
         ):
             ur.discard(k)
             why[k] = "constant operand of per-thread readers"
+    out = plan.webs
     for k, w in webs.items():
-        lines = sorted({_line(d) for d in w.defs})
-        c = cls[id(w.defs[0])] if w.defs else ""
-        if k in ur:
-            f = "UP" if w.is_pred else "UR"
-            plan.converted += 1
+        defs = w.defs
+        if len(defs) == 1:
+            d = defs[0]
+            c = cls[id(d)]
+            lines = [d.ast.span.line if d.ast.span is not None else 0]
         else:
-            f = "P" if w.is_pred else "R"
-        plan.webs[k] = WebPlan(k, f, c, cost.get(k, 0) if k in ur else 0, why.get(k, ""), lines)
+            c = cls[id(defs[0])] if defs else ""
+            lines = sorted({_line(d) for d in defs})
+        pred = w.type == ".pred"
+        if k in ur:
+            plan.converted += 1
+            out[k] = WebPlan(k, "UP" if pred else "UR", c, cost.get(k, 0), why.get(k, ""), lines)
+            continue
+        reason = why.get(k)
+        if reason is None:  # not looked at: a varying web (or a parameter's)
+            reason = _NOT_WRITTEN if not defs or k in sc.not_written else _VARYING
+        out[k] = WebPlan(k, "P" if pred else "R", c, 0, reason, lines)
     ur_ws = [webs[k] for k in ur if not webs[k].is_pred]
     up_ws = [webs[k] for k in ur if webs[k].is_pred]
     plan.ur_count = _pressure(ur_ws, ctx)
