@@ -521,7 +521,7 @@ def plan_function(
     but not always; see docs/uniform-registers.md)."""
     plan = FuncPlan(func.name, sm)
     sc = scan(func, div.varying)
-    webs, pos, cls, n = sc.webs, sc.pos, sc.cls, sc.n
+    webs, pos, cls = sc.webs, sc.pos, sc.cls
     active = not debug and has_uniform_file(sm)
     # the webs whose reads the model looks at: the uniform ones, constant operands
     # (their readers' slots) and special-register reads (compares)
@@ -563,6 +563,7 @@ def plan_function(
             why[w.name] = f"sm_{sm} has no uniform register file"
     first = {k: min(pos[id(d)] for d in webs[k].defs) for k in ur}
     cost: dict[str, int] = {}
+    spans = {k: _interval(webs[k], ctx) for k in ur if k not in consts}
     attempt = 0
     while attempt < max_attempts and ur:
         attempt += 1
@@ -574,13 +575,17 @@ def plan_function(
         demote = {k for k in order if cost[k] != 1}
         # min-cost greedy extraction against the UR / UP budgets
         keep = sorted((k for k in order if k not in demote), key=lambda k: (cost[k], first[k]))
-        trees = {False: _MaxTree(n), True: _MaxTree(n)}
+        # the pressure only changes at interval ends: one tree leaf per end point
+        ends = sorted({p for k in keep if k in spans for p in spans[k]})
+        leaf = {p: i for i, p in enumerate(ends)}
+        trees = {False: _MaxTree(len(ends)), True: _MaxTree(len(ends))}
         over = 0
         for k in keep:
             w = webs[k]
             if k in ctx.consts:
                 continue  # rematerialised by a ULDC/UMOV at each reader: no live range
-            lo, hi = _interval(w, ctx)
+            lo, hi = spans[k]
+            lo, hi = leaf[lo], leaf[hi]
             budget = up_budget if w.is_pred else ur_budget
             t = trees[w.is_pred]
             if t.max(lo, hi) + w.width > budget:

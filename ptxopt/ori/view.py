@@ -241,6 +241,7 @@ class Scan:
 
 
 def _is_cvta_global(ins: Inst) -> bool:
+    """``cvta.to.global`` (class IADD3): the identity of the generic window."""
     return ins.ast.opcode == "cvta" and ins.ast.name.startswith("cvta.to.global")
 
 
@@ -308,12 +309,12 @@ def scan(func: Func, varying: bytearray | None = None) -> Scan:
                         w.defs.append(ins)
                 if d.id < nv and vary[d.id]:
                     vary_set.add(var)
-                if c in _COPIES or _is_cvta_global(ins):
+                if c in _COPIES or (c == "IADD3" and _is_cvta_global(ins)):
                     copies.add(var)
                 elif c == "S2R":
                     specials.add(var)
             else:
-                copy = c in _COPIES or _is_cvta_global(ins)
+                copy = c in _COPIES or (c == "IADD3" and _is_cvta_global(ins))
                 for d in ds:
                     if d.kind == _NOT_A_WEB or d.var.startswith("%cc"):
                         continue
@@ -343,15 +344,17 @@ def record_reads(func: Func, webs: dict[str, Web], names: Iterable[str]) -> None
     for b in func.blocks:
         for ins in b.insts:
             p = ins.pred
-            if p is not None and p.kind != _NOT_A_WEB:
+            if p is not None:
                 lst = rget(p.var)
-                if lst is not None:
+                if lst is not None and p.kind != _NOT_A_WEB:
                     lst.append(Use(ins, -1, False))
             addr: set[int] | None = None
-            for k, u in enumerate(ins.uses):
-                if isinstance(u, Value) and u.kind != _NOT_A_WEB:
+            k = -1
+            for u in ins.uses:
+                k += 1
+                if type(u) is Value:
                     lst = rget(u.var)
-                    if lst is not None:
+                    if lst is not None and u.kind != _NOT_A_WEB:
                         if addr is None:
                             addr = _addr_slots(ins)
                         lst.append(Use(ins, k, k in addr))
