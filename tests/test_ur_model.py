@@ -653,3 +653,90 @@ def test_budget_ties_do_not_depend_on_the_hash_seed() -> None:
     assert len(outs) == 1
     got = json.loads(outs.pop())
     assert got["%r3"][0] == "UR" and got["%r4"] == ["R", "over the uniform register budget"]
+
+
+# -- rules read off the SASS of the corpus (docs/uniform-registers.md) ------------------
+
+LOOP_CARRIED = _kernel(
+    """ld.param.u64 %rd1, [p];
+cvta.to.global.u64 %rd2, %rd1;
+ld.param.u32 %r1, [n];
+mov.u32 %r2, %tid.x;
+mov.u32 %r3, %ctaid.x;
+L1:
+add.s32 %r4, %r3, %r2;
+mul.wide.u32 %rd3, %r4, 4;
+add.s64 %rd4, %rd2, %rd3;
+st.global.u32 [%rd4], %r3;
+add.s32 %r3, %r3, 1;
+setp.lt.s32 %p1, %r3, %r1;
+@%p1 bra L1;
+"""
+)
+
+
+def test_loop_carried_web_pays_one_copy_to_r() -> None:
+    """%r3 is written twice (a loop counter); its uniform readers (the increment and
+    the compare) outnumber the per-thread one (the stored value): it stays UR and the
+    store gets a UR2R copy (ptxas: ``IMAD.U32 R42, RZ, RZ, UR5``)."""
+    p = _plan(LOOP_CARRIED, 90)
+    assert p.webs["%r3"].file == "UR"
+    assert any(b.kind == "UR2R" and b.reg == "%r3" for b in p.bridges)
+    assert _plan(LOOP_CARRIED, 80).webs["%r3"].file == "UR"
+
+
+def test_single_write_web_still_demoted_by_its_bridge() -> None:
+    one_write = LOOP_CARRIED.replace("add.s32 %r3, %r3, 1;", "add.s32 %r5, %r3, 1;").replace(
+        "setp.lt.s32 %p1, %r3, %r1;", "setp.lt.s32 %p1, %r5, %r1;"
+    )
+    assert _plan(one_write, 90).webs["%r3"].file == "R"
+
+
+WIDE_MULTIPLY = _kernel(
+    """ld.param.u64 %rd1, [p];
+mov.u32 %r2, %ctaid.x;
+cvt.u64.u32 %rd2, %r2;
+add.s64 %rd3, %rd2, %rd1;
+mul.lo.s64 %rd4, %rd3, %rd3;
+mul.lo.s64 %rd5, %rd3, %rd2;
+mul.hi.u64 %rd6, %rd3, %rd1;
+add.s64 %rd7, %rd4, %rd5;
+add.s64 %rd7, %rd7, %rd6;
+st.global.u64 [%rd1], %rd7;
+"""
+)
+
+
+def test_64_by_64_bit_multiply_is_per_thread() -> None:
+    """ptxas expands a multiply of two full 64-bit values into per-thread IMAD.WIDE
+    steps; with a factor extended from 32 bits it is one UIMAD.WIDE."""
+    for sm in (80, 90):
+        p = _plan(WIDE_MULTIPLY, sm)
+        for r in ("%rd4", "%rd6"):
+            assert p.webs[r].file == "R" and "64 x 64-bit multiply" in p.webs[r].why
+        assert "multiply" not in p.webs["%rd5"].why
+
+
+ADDRESS_BASE = _kernel(
+    """ld.param.u64 %rd1, [p];
+cvta.to.global.u64 %rd2, %rd1;
+mov.u32 %r1, %ctaid.x;
+mul.wide.s32 %rd3, %r1, 16;
+add.s64 %rd4, %rd2, %rd3;
+add.s64 %rd5, %rd4, 512;
+mov.u32 %r2, %tid.x;
+st.global.u32 [%rd5], %r2;
+"""
+)
+
+
+def test_address_base_plus_immediate_is_excluded() -> None:
+    """The immediate of ``add.s64 %rd5, %rd4, 512`` folds into the store's offset
+    (``[R16.64+0x200]``), so %rd4 is the per-thread address pair itself."""
+    for sm in (80, 90):
+        p = _plan(ADDRESS_BASE, sm)
+        assert p.webs["%rd4"].file == "R"
+        assert (
+            p.webs["%rd4"].why == "64-bit global/generic address base (excluded operand category)"
+        )
+        assert p.webs["%rd5"].why == "64-bit global/generic address (excluded operand category)"

@@ -343,6 +343,35 @@ def _branch_only_compare(w: Web, ctx: _Ctx) -> bool:
     return True
 
 
+def _wide_multiply(d: Inst, ctx: _Ctx) -> bool:
+    """A 64-bit ``mul``/``mad`` (not ``.wide``) both of whose factors are full 64-bit
+    registers: ptxas expands it into per-thread ``IMAD.WIDE.U32`` / ``IMAD.X`` steps
+    even when every value is uniform (``cutlass/hopper_fp8_gemm.sm90a.ptx`` lines 643
+    and 659).  A factor zero- or sign-extended from 32 bits (``cvt.u64.u32``) makes it
+    one ``UIMAD.WIDE.U32`` (``cuda/elementwise.O3.sm75.ptx`` line 44 at sm_80)."""
+    if ctx.cls[id(d)] != "IMAD" or ".wide" in d.ast.mods:
+        return False
+    if d.info is None or d.info.type is None or not d.info.type.endswith("64"):
+        return False
+    factors = d.uses[:2]
+    if len(factors) < 2:
+        return False
+    for v in factors:
+        if not isinstance(v, Value):
+            return False  # an immediate factor
+        s = ctx.webs.get(v.var)
+        if s is None or not s.defs:
+            return False
+        if all(_extended_from_32(x) for x in s.defs):
+            return False
+    return True
+
+
+def _extended_from_32(d: Inst) -> bool:
+    types = d.info.types if d.info is not None else ()
+    return d.ast.opcode == "cvt" and len(types) == 2 and not types[1].endswith("64")
+
+
 def _eligible(w: Web, ctx: _Ctx) -> str:
     """'' when ``w`` passes criteria 1, 2 and 4; otherwise the reason it does not."""
     if not w.defs or any(v.kind in ("param", "undef") for v in w.values):
@@ -353,6 +382,8 @@ def _eligible(w: Web, ctx: _Ctx) -> str:
         c = ctx.cls[id(d)]
         if uniform_form(c, ctx.sm) is None:
             return f"{c} has no uniform form on sm_{ctx.sm}"
+        if _wide_multiply(d, ctx):
+            return "64 x 64-bit multiply: a per-thread IMAD.WIDE sequence"
         if len(d.defs) > 1 and c not in ("IMAD", "IADD3", "LDC", "ISETP", "MOV"):
             return f"{c} writes several registers"
     if w.width > 2:
@@ -365,12 +396,32 @@ def _eligible(w: Web, ctx: _Ctx) -> str:
         for u in w.uses:
             if u.address and ctx.cls[id(u.inst)] in ("LDG", "STG", "ATOMG", "LD", "ST"):
                 return "64-bit global/generic address (excluded operand category)"
+        if _address_base(w, ctx, 4):
+            return "64-bit global/generic address base (excluded operand category)"
     return ""
+
+
+def _address_base(w: Web, ctx: _Ctx, depth: int) -> bool:
+    """``w`` plus immediates (at most ``depth`` adds) is a global/generic address: the
+    immediates fold into the memory operand's offset, so ``w`` is the per-thread
+    register pair of the access (``add.s64 %rd108, %rd112, 512; st [%rd108]`` ->
+    ``ST.E.128 desc[UR10][R16.64+0x200]``, cub/reduce_by_key.sm90.ptx line 838 at
+    sm_90) and falls under the excluded category like the address itself."""
+    for u in w.uses:
+        c = u.inst
+        if u.address and ctx.cls[id(c)] in ("LDG", "STG", "ATOMG", "LD", "ST"):
+            return True
+        if depth and c.ast.opcode == "add" and any(isinstance(o, Imm) for o in c.ast.operands):
+            x = _def_web(c, ctx)
+            if x is not None and x.width == 2 and _address_base(x, ctx, depth - 1):
+                return True
+    return False
 
 
 def _cost(w: Web, ur: set[str], ctx: _Ctx, claims: dict[int, str], out: list[Bridge]) -> int:
     """Criteria 3 and 5: 1 + the bridges ``w`` needs when it is in UR and ``ur`` are."""
     bridges = 0
+    r2ur = 0  # bridges that move a per-thread source into UR
     uniform_readers = 0
     def_pos = min(ctx.pos[id(d)] for d in w.defs)
     seen = FnvSet()
@@ -425,11 +476,17 @@ def _cost(w: Web, ur: set[str], ctx: _Ctx, claims: dict[int, str], out: list[Bri
             if s.name in ctx.consts:
                 continue
             bridges += 1
+            r2ur += 1
             out.append(Bridge("R2UR", s.name, _line(d)))
     if ctx.leaf_rule and uniform_readers == 0 and ctx.cls[id(w.defs[0])] not in ctx.leaf_exempt:
         bridges += 1  # read only by per-thread instructions: computed in R directly
     if ctx.tolerate_bridges and bridges and uniform_readers > bridges:
         return 1  # the variant that lets uniform readers outvote the bridges
+    if len(w.defs) > 1 and not r2ur and uniform_readers > bridges:
+        # a web written more than once (a loop-carried value) whose uniform readers
+        # outnumber its per-thread ones: ptxas keeps it in UR and copies it to R once
+        # (``IMAD.U32 R42, RZ, RZ, UR5``, cub/histogram.sm80.ptx line 6645 at sm_80)
+        return 1
     return 1 + bridges
 
 
