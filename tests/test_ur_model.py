@@ -740,3 +740,23 @@ def test_address_base_plus_immediate_is_excluded() -> None:
             p.webs["%rd4"].why == "64-bit global/generic address base (excluded operand category)"
         )
         assert p.webs["%rd5"].why == "64-bit global/generic address (excluded operand category)"
+
+
+TMA_STORE = _kernel(
+    """ld.param.u64 %rd1, [p];
+mov.u32 %r1, %ctaid.x;
+shl.b32 %r2, %r1, 6;
+add.s32 %r3, %r2, 32;
+mov.u32 %r4, 0;
+mov.u32 %r5, %ctaid.y;
+cp.async.bulk.tensor.3d.global.shared::cta.bulk_group [%rd1, {%r4, %r3, %r5}], [%r2];
+"""
+)
+
+
+def test_tma_copy_reads_its_operands_from_ur() -> None:
+    """``cp.async.bulk.tensor`` is UTMASTG/UTMALDG, whose coordinates and addresses
+    are URs (``UIADD3 UR30, UR18, 0x20, URZ`` ... ``UTMASTG.3D [UR28], [UR32]``)."""
+    p = _plan(TMA_STORE, 90)
+    assert p.webs["%r3"].file == "UR" and p.webs["%r2"].file == "UR"
+    assert not [b for b in p.bridges if b.reg in ("%r2", "%r3")]
