@@ -760,3 +760,22 @@ def test_tma_copy_reads_its_operands_from_ur() -> None:
     p = _plan(TMA_STORE, 90)
     assert p.webs["%r3"].file == "UR" and p.webs["%r2"].file == "UR"
     assert not [b for b in p.bridges if b.reg in ("%r2", "%r3")]
+
+
+BROADCAST = _kernel(
+    """mov.u32 %r1, %tid.x;
+shr.u32 %r2, %r1, 5;
+shfl.sync.idx.b32 %r3, %r2, 0, 31, -1;
+shl.b32 %r4, %r3, 11;
+st.shared.u32 [%r4], %r1;
+"""
+)
+
+
+def test_shuffle_broadcast_is_an_r2ur_of_its_source() -> None:
+    """A shuffle from lane 0 is uniform; ptxas drops it and moves the source into UR
+    (``R2UR UR22, R9``), so the chain reading it stays uniform."""
+    for sm in (80, 90):
+        p = _plan(BROADCAST, sm)
+        assert p.webs["%r3"].file == "UR" and p.webs["%r4"].file == "UR"
+        assert not [b for b in p.bridges if b.reg == "%r2"]

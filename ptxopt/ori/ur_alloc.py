@@ -343,6 +343,22 @@ def _branch_only_compare(w: Web, ctx: _Ctx) -> bool:
     return True
 
 
+def _broadcast(d: Inst) -> bool:
+    """``shfl.sync.idx`` from a fixed lane (its result uniform, which the caller has
+    checked): lanes of a warp-uniform source hold one value, so ptxas drops the
+    shuffle and moves the source into UR (``shr.u32 %r4, %r3, 5`` -> ``R2UR UR22, R9``;
+    ``shfl.sync.idx.b32 %r882, %r4, 0, 31, -1`` emits nothing and its readers use
+    UR22: triton/attention_fwd_fp16.sm90a.ptx lines 268, 364, 366)."""
+    ops = d.ast.operands
+    return (
+        d.ast.opcode == "shfl"
+        and ".idx" in d.ast.mods
+        and len(ops) > 2
+        and isinstance(ops[2], Imm)
+        and len(d.defs) == 1
+    )
+
+
 def _wide_multiply(d: Inst, ctx: _Ctx) -> bool:
     """A 64-bit ``mul``/``mad`` (not ``.wide``) both of whose factors are full 64-bit
     registers: ptxas expands it into per-thread ``IMAD.WIDE.U32`` / ``IMAD.X`` steps
@@ -380,7 +396,7 @@ def _eligible(w: Web, ctx: _Ctx) -> str:
         return _VARYING
     for d in w.defs:
         c = ctx.cls[id(d)]
-        if uniform_form(c, ctx.sm) is None:
+        if uniform_form(c, ctx.sm) is None and not _broadcast(d):
             return f"{c} has no uniform form on sm_{ctx.sm}"
         if _wide_multiply(d, ctx):
             return "64 x 64-bit multiply: a per-thread IMAD.WIDE sequence"
@@ -469,6 +485,8 @@ def _cost(w: Web, ur: set[str], ctx: _Ctx, claims: dict[int, str], out: list[Bri
             bridges += 1
             out.append(Bridge("UR2R", w.name, _line(c)))
     for d in w.defs:
+        if _broadcast(d):
+            continue  # the R2UR itself (see _broadcast)
         for v in d.operand_values():
             if v.kind == "special":
                 continue
