@@ -779,3 +779,29 @@ def test_shuffle_broadcast_is_an_r2ur_of_its_source() -> None:
         p = _plan(BROADCAST, sm)
         assert p.webs["%r3"].file == "UR" and p.webs["%r4"].file == "UR"
         assert not [b for b in p.bridges if b.reg == "%r2"]
+
+
+FOLDED_SHIFT = _kernel(
+    """mov.u32 %r1, %ctaid.x;
+ld.param.u32 %r2, [n];
+shr.s32 %r3, %r1, %r2;
+shl.b32 %r4, %r3, 7;
+mov.u32 %r5, %tid.x;
+add.s32 %r6, %r4, %r5;
+ld.param.u64 %rd1, [p];
+cvta.to.global.u64 %rd2, %rd1;
+mul.wide.s32 %rd3, %r6, 4;
+add.s64 %rd4, %rd2, %rd3;
+st.global.u32 [%rd4], %r6;
+"""
+)
+
+
+def test_shift_by_immediate_folds_into_the_add_and_takes_its_slot() -> None:
+    """``shl %r4, %r3, 7; add %r6, %r4, %tid`` is one ``IMAD R, R_u, 0x80, R_tid``: the
+    shift is no register and the immediate holds the IMAD's one UR slot, so %r3 (and
+    %ctaid behind it) is computed in R (``S2R R0, SR_CTAID.X``)."""
+    for sm in (80, 90):
+        p = _plan(FOLDED_SHIFT, sm)
+        assert p.webs["%r4"].why.startswith("multiply folded")
+        assert p.webs["%r3"].file == "R" and p.webs["%r1"].file == "R"

@@ -240,17 +240,32 @@ def _constant_webs(webs: Iterable[Web], cls: dict[int, str]) -> set[str]:
     return out
 
 
+def _scale(c: Inst) -> int:
+    """The immediate factor of a ``mul`` (its immediate) or ``shl`` (2 ** shift); 1
+    when there is none."""
+    imm = next((o.value for o in c.ast.operands if isinstance(o, Imm)), None)
+    if not isinstance(imm, int):
+        return 1
+    return 1 << imm if c.ast.opcode == "shl" else imm
+
+
 def _folded_multiplies(webs: list[Web], ctx: _Ctx) -> set[int]:
-    """Uniform 32-bit ``mul.lo`` whose one reader is a per-thread ``add``: ptxas
-    fuses the pair into one per-thread IMAD (``mul.lo %r15, %ctaid, %ntid; add %r4,
-    %r15, %tid`` -> ``IMAD R0, R3, UR4, R6``), so the product is never a register of its
-    own and its sources are read by a per-thread instruction with one UR slot."""
+    """Uniform 32-bit ``mul.lo``, or ``shl`` by an immediate, whose one reader is a
+    per-thread ``add``: ptxas fuses the pair into one per-thread IMAD (``mul.lo %r15,
+    %ctaid, %ntid; add %r4, %r15, %tid`` -> ``IMAD R0, R3, UR4, R6``), so the product is
+    never a register of its own and its sources are read by a per-thread instruction
+    with one UR slot.  With an immediate factor that slot is the immediate's
+    (``shl.b32 %r1865, %r1866, 7; add.s32 %r213, %r1865, %r1185`` -> ``IMAD R3, R0, 0x80,
+    R137``, cutlass/ampere_tf32_gemm.sm80.ptx line 1754 at sm_80), so the uniform
+    source is read in R: %r1866 is ``S2R R0, SR_CTAID.X`` + ``SHF.R.S32.HI R0``."""
     out: set[int] = set()
     for w in webs:
         if len(w.defs) != 1 or len(w.uses) != 1:
             continue
         d = w.defs[0]
-        if d.ast.opcode != "mul" or ctx.cls[id(d)] != "IMAD" or ".lo" not in d.ast.mods:
+        is_mul = d.ast.opcode == "mul" and ctx.cls[id(d)] == "IMAD" and ".lo" in d.ast.mods
+        is_shl = d.ast.opcode == "shl" and isinstance(d.ast.operands[-1], Imm)
+        if not (is_mul or is_shl):
             continue
         if w.width != 1:
             continue  # a 64-bit product splits: low half per-thread, high half UIMAD
@@ -294,6 +309,10 @@ def _slot_taker(c: Inst, ctx: _Ctx) -> str:
         return hit
     regs = [u for u in c.uses if isinstance(u, Value)]
     taker = ""
+    if id(c) in ctx.folded and _scale(c) not in (0, 1):
+        # fused into the reading add as IMAD R, R_u, imm, R_v: the immediate has it
+        ctx.slot[id(c)] = "<immediate>"
+        return "<immediate>"
     for v in regs:
         s = ctx.webs.get(v.var)
         if s is not None and s.name in ctx.consts:
