@@ -547,3 +547,261 @@ def test_constants_are_rematerialised_not_live() -> None:
     assert {p.webs[r].file for r in ("%r1", "%r2", "%r3", "%r4")} == {"UR"}
     # peak at ``add %r3, %r2, %r1``: %r2, %r3 and the reloaded %r1; + the descriptor
     assert p.ur_count == 3 + 1
+
+
+# -- the model's sweeps and its order independence ---------------------------------------
+
+#: Five copies of a parameter, each written in a block placed before its source's.
+REVERSED_CHAIN = _kernel(
+    """bra.uni L0;
+L5: mov.u32 %r6, %r5;
+bra.uni L9;
+L4: mov.u32 %r5, %r4;
+bra.uni L5;
+L3: mov.u32 %r4, %r3;
+bra.uni L4;
+L2: mov.u32 %r3, %r2;
+bra.uni L3;
+L1: mov.u32 %r2, %r1;
+bra.uni L2;
+L0: ld.param.u32 %r1, [n];
+bra.uni L1;
+L9: mov.u32 %r7, %tid.x;
+add.s32 %r8, %r7, %r6;
+st.global.u32 [%rd1], %r8;
+"""
+)
+
+
+def test_constant_operands_are_a_fixpoint_in_any_block_order() -> None:
+    """An identity of a constant operand is one too, however long the chain and in
+    whatever order its copies are laid out (the closure once stopped after 4 sweeps
+    over the webs in layout order, which left %r6 computed)."""
+    from ptxopt.ori.ur_alloc import _constant_webs
+    from ptxopt.ori.view import build_webs
+
+    mod = lift_module(parse(REVERSED_CHAIN, "t.ptx"))
+    f = mod.func("k")
+    webs = build_webs(f)
+    cls = {id(i): sass_class(i) for i in f.instructions()}
+    assert {f"%r{i}" for i in range(1, 7)} <= _constant_webs(webs.values(), cls)
+    p = plan_function(f, analyze_module(mod).funcs["k"], 90)
+    assert p.webs["%r6"].why == "constant operand of per-thread readers"
+
+
+def test_scan_then_reads_equals_one_pass_webs() -> None:
+    """The two sweeps the model uses give every web the same values, writes and reads
+    as a single pass over the instructions would (probe kernel, all registers)."""
+    from ptxopt.ir.core import Value
+    from ptxopt.ori.view import _addr_slots, build_webs, record_reads, scan
+
+    mod = lift_module(parse(PROBE, "p.ptx"))
+    for f in mod.funcs:
+        webs = build_webs(f)
+        want: dict[str, list[tuple[int, int, bool]]] = {}
+        for ins in f.instructions():
+            addr = _addr_slots(ins)
+            if ins.pred is not None and ins.pred.kind != "special":
+                want.setdefault(ins.pred.var, []).append((id(ins), -1, False))
+            for k, u in enumerate(ins.uses):
+                if isinstance(u, Value) and u.kind != "special":
+                    want.setdefault(u.var, []).append((id(ins), k, k in addr))
+        got = {k: [(id(u.inst), u.slot, u.address) for u in w.uses] for k, w in webs.items()}
+        assert {k: v for k, v in got.items() if v} == want
+        half = scan(f)
+        record_reads(f, half.webs, [k for k in half.webs if k.startswith("%p")])
+        for k, w in half.webs.items():
+            assert w.defs == webs[k].defs and w.values == webs[k].values
+            assert len(w.uses) == (len(webs[k].uses) if k.startswith("%p") else 0)
+
+
+TIED = _kernel(
+    """mov.u32 %r1, %ctaid.x;
+cvt.u64.u32 %rd1, %r1;
+mov.b64 {%r3, %r4}, %rd1;
+mov.u32 %r5, %tid.x;
+add.s32 %r6, %r3, %r5;
+add.s32 %r7, %r4, %r5;
+add.s32 %r8, %r6, %r7;
+ld.param.u64 %rd2, [p];
+st.global.u32 [%rd2], %r8;
+"""
+)
+
+_SEEDED = """
+import json, sys
+from ptxopt.analysis.divergence import analyze_module
+from ptxopt.ir.lift import lift_module
+from ptxopt.ori.ur_alloc import plan_function
+from ptxopt.ptx.parser import parse
+mod = lift_module(parse(sys.stdin.read(), "t.ptx"))
+p = plan_function(mod.func("k"), analyze_module(mod).funcs["k"], 90, ur_budget=3)
+print(json.dumps({k: [w.file, w.why] for k, w in p.webs.items()}, sort_keys=True))
+"""
+
+
+def test_budget_ties_do_not_depend_on_the_hash_seed() -> None:
+    """%r3 and %r4 are written by one instruction; with room for one of them the
+    extraction keeps the first by name, whatever order a set of names iterates in."""
+    outs = set()
+    for seed in range(6):
+        r = subprocess.run(
+            [sys.executable, "-c", _SEEDED], input=TIED, capture_output=True, text=True,
+            cwd=ROOT, env={"PYTHONHASHSEED": str(seed), "PATH": ""}, check=True,
+        )  # fmt: skip
+        outs.add(r.stdout)
+    assert len(outs) == 1
+    got = json.loads(outs.pop())
+    assert got["%r3"][0] == "UR" and got["%r4"] == ["R", "over the uniform register budget"]
+
+
+# -- rules read off the SASS of the corpus (docs/uniform-registers.md) ------------------
+
+LOOP_CARRIED = _kernel(
+    """ld.param.u64 %rd1, [p];
+cvta.to.global.u64 %rd2, %rd1;
+ld.param.u32 %r1, [n];
+mov.u32 %r2, %tid.x;
+mov.u32 %r3, %ctaid.x;
+L1:
+add.s32 %r4, %r3, %r2;
+mul.wide.u32 %rd3, %r4, 4;
+add.s64 %rd4, %rd2, %rd3;
+st.global.u32 [%rd4], %r3;
+add.s32 %r3, %r3, 1;
+setp.lt.s32 %p1, %r3, %r1;
+@%p1 bra L1;
+"""
+)
+
+
+def test_loop_carried_web_pays_one_copy_to_r() -> None:
+    """%r3 is written twice (a loop counter); its uniform readers (the increment and
+    the compare) outnumber the per-thread one (the stored value): it stays UR and the
+    store gets a UR2R copy (ptxas: ``IMAD.U32 R42, RZ, RZ, UR5``)."""
+    p = _plan(LOOP_CARRIED, 90)
+    assert p.webs["%r3"].file == "UR"
+    assert any(b.kind == "UR2R" and b.reg == "%r3" for b in p.bridges)
+    assert _plan(LOOP_CARRIED, 80).webs["%r3"].file == "UR"
+
+
+def test_single_write_web_still_demoted_by_its_bridge() -> None:
+    one_write = LOOP_CARRIED.replace("add.s32 %r3, %r3, 1;", "add.s32 %r5, %r3, 1;").replace(
+        "setp.lt.s32 %p1, %r3, %r1;", "setp.lt.s32 %p1, %r5, %r1;"
+    )
+    assert _plan(one_write, 90).webs["%r3"].file == "R"
+
+
+WIDE_MULTIPLY = _kernel(
+    """ld.param.u64 %rd1, [p];
+mov.u32 %r2, %ctaid.x;
+cvt.u64.u32 %rd2, %r2;
+add.s64 %rd3, %rd2, %rd1;
+mul.lo.s64 %rd4, %rd3, %rd3;
+mul.lo.s64 %rd5, %rd3, %rd2;
+mul.hi.u64 %rd6, %rd3, %rd1;
+add.s64 %rd7, %rd4, %rd5;
+add.s64 %rd7, %rd7, %rd6;
+st.global.u64 [%rd1], %rd7;
+"""
+)
+
+
+def test_64_by_64_bit_multiply_is_per_thread() -> None:
+    """ptxas expands a multiply of two full 64-bit values into per-thread IMAD.WIDE
+    steps; with a factor extended from 32 bits it is one UIMAD.WIDE."""
+    for sm in (80, 90):
+        p = _plan(WIDE_MULTIPLY, sm)
+        for r in ("%rd4", "%rd6"):
+            assert p.webs[r].file == "R" and "64 x 64-bit multiply" in p.webs[r].why
+        assert "multiply" not in p.webs["%rd5"].why
+
+
+ADDRESS_BASE = _kernel(
+    """ld.param.u64 %rd1, [p];
+cvta.to.global.u64 %rd2, %rd1;
+mov.u32 %r1, %ctaid.x;
+mul.wide.s32 %rd3, %r1, 16;
+add.s64 %rd4, %rd2, %rd3;
+add.s64 %rd5, %rd4, 512;
+mov.u32 %r2, %tid.x;
+st.global.u32 [%rd5], %r2;
+"""
+)
+
+
+def test_address_base_plus_immediate_is_excluded() -> None:
+    """The immediate of ``add.s64 %rd5, %rd4, 512`` folds into the store's offset
+    (``[R16.64+0x200]``), so %rd4 is the per-thread address pair itself."""
+    for sm in (80, 90):
+        p = _plan(ADDRESS_BASE, sm)
+        assert p.webs["%rd4"].file == "R"
+        assert (
+            p.webs["%rd4"].why == "64-bit global/generic address base (excluded operand category)"
+        )
+        assert p.webs["%rd5"].why == "64-bit global/generic address (excluded operand category)"
+
+
+TMA_STORE = _kernel(
+    """ld.param.u64 %rd1, [p];
+mov.u32 %r1, %ctaid.x;
+shl.b32 %r2, %r1, 6;
+add.s32 %r3, %r2, 32;
+mov.u32 %r4, 0;
+mov.u32 %r5, %ctaid.y;
+cp.async.bulk.tensor.3d.global.shared::cta.bulk_group [%rd1, {%r4, %r3, %r5}], [%r2];
+"""
+)
+
+
+def test_tma_copy_reads_its_operands_from_ur() -> None:
+    """``cp.async.bulk.tensor`` is UTMASTG/UTMALDG, whose coordinates and addresses
+    are URs (``UIADD3 UR30, UR18, 0x20, URZ`` ... ``UTMASTG.3D [UR28], [UR32]``)."""
+    p = _plan(TMA_STORE, 90)
+    assert p.webs["%r3"].file == "UR" and p.webs["%r2"].file == "UR"
+    assert not [b for b in p.bridges if b.reg in ("%r2", "%r3")]
+
+
+BROADCAST = _kernel(
+    """mov.u32 %r1, %tid.x;
+shr.u32 %r2, %r1, 5;
+shfl.sync.idx.b32 %r3, %r2, 0, 31, -1;
+shl.b32 %r4, %r3, 11;
+st.shared.u32 [%r4], %r1;
+"""
+)
+
+
+def test_shuffle_broadcast_is_an_r2ur_of_its_source() -> None:
+    """A shuffle from lane 0 is uniform; ptxas drops it and moves the source into UR
+    (``R2UR UR22, R9``), so the chain reading it stays uniform."""
+    for sm in (80, 90):
+        p = _plan(BROADCAST, sm)
+        assert p.webs["%r3"].file == "UR" and p.webs["%r4"].file == "UR"
+        assert not [b for b in p.bridges if b.reg == "%r2"]
+
+
+FOLDED_SHIFT = _kernel(
+    """mov.u32 %r1, %ctaid.x;
+ld.param.u32 %r2, [n];
+shr.s32 %r3, %r1, %r2;
+shl.b32 %r4, %r3, 7;
+mov.u32 %r5, %tid.x;
+add.s32 %r6, %r4, %r5;
+ld.param.u64 %rd1, [p];
+cvta.to.global.u64 %rd2, %rd1;
+mul.wide.s32 %rd3, %r6, 4;
+add.s64 %rd4, %rd2, %rd3;
+st.global.u32 [%rd4], %r6;
+"""
+)
+
+
+def test_shift_by_immediate_folds_into_the_add_and_takes_its_slot() -> None:
+    """``shl %r4, %r3, 7; add %r6, %r4, %tid`` is one ``IMAD R, R_u, 0x80, R_tid``: the
+    shift is no register and the immediate holds the IMAD's one UR slot, so %r3 (and
+    %ctaid behind it) is computed in R (``S2R R0, SR_CTAID.X``)."""
+    for sm in (80, 90):
+        p = _plan(FOLDED_SHIFT, sm)
+        assert p.webs["%r4"].why.startswith("multiply folded")
+        assert p.webs["%r3"].file == "R" and p.webs["%r1"].file == "R"

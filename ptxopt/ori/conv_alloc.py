@@ -19,7 +19,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from ptxopt.ir.core import Func
+from ptxopt.ir.core import Func, Value
 from ptxopt.ori.ur_alloc import FuncPlan
 
 __all__ = ["ConvAllocPlan", "Marker", "plan_conv_alloc", "E7020", "E7021"]
@@ -51,11 +51,18 @@ def plan_conv_alloc(func: Func, plan: FuncPlan) -> ConvAllocPlan:
     for b in func.blocks:
         for ins in b.insts:
             n += 1
+            hits = [
+                u.var for u in ins.uses if isinstance(u, Value) and u.var in uniform
+            ]  # the explicit operands; the implicit reads are rare
+            p = ins.pred
+            if p is not None and p.var in uniform or ins.olds is not None or ins.carry_in:
+                hits = [v.var for v in ins.operand_values() if v.var in uniform]
+            if not hits:
+                continue
             writes_uniform = any(d.var in uniform for d in ins.defs)
             line = ins.ast.span.line if ins.ast.span is not None else 0
-            for v in ins.operand_values():
-                if v.var in uniform:
-                    readers.setdefault(v.var, []).append((n, line, writes_uniform))
+            for var in hits:
+                readers.setdefault(var, []).append((n, line, writes_uniform))
     for k in sorted(uniform):
         rs = readers.get(k, [])
         if any(not wu for _, _, wu in rs):

@@ -42,11 +42,9 @@ def regfiles_report(mod: IRModule, md: Any, arch: str, *, max_attempts: int = 5)
     plans = module_plans(mod, md, arch, max_attempts=max_attempts)
     funcs = []
     for f, p in zip(mod.funcs, plans, strict=True):
-        rows = []
-        for w in sorted(p.webs.values(), key=lambda w: (w.lines[:1] or [0], w.reg)):
-            for line in w.lines:
-                rows.append({"line": line, "reg": w.reg, "file": w.file, "class": w.cls})
-        rows.sort(key=lambda r: (r["line"], r["reg"]))
+        writes = [(line, w.reg, w.file, w.cls) for w in p.webs.values() for line in w.lines]
+        writes.sort()  # (line, register) is unique: one row per write
+        rows = [{"line": a, "reg": r, "file": fl, "class": c} for a, r, fl, c in writes]
         conv = plan_conv_alloc(f, p)
         funcs.append(
             {
@@ -61,9 +59,7 @@ def regfiles_report(mod: IRModule, md: Any, arch: str, *, max_attempts: int = 5)
                 "budget_demoted": p.budget_demoted,
                 "conv_alloc": [{"reg": c.reg, "line": c.line} for c in conv.markers],
                 "diagnostics": p.diagnostics + conv.diagnostics,
-                "kept_in_r": {
-                    w.reg: w.why for w in sorted(p.webs.values(), key=lambda w: w.reg) if w.why
-                },
+                "kept_in_r": {k: w.why for k, w in sorted(p.webs.items()) if w.why},
             }
         )
     return {"arch": arch, "functions": funcs}

@@ -32,6 +32,7 @@ last attempt could not propagate stay as R2UR/UR2R bridges in the plan.
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 
 from ptxopt.analysis.divergence import Divergence
@@ -43,7 +44,7 @@ from ptxopt.ori.capability import (
     has_uniform_file,
     uniform_form,
 )
-from ptxopt.ori.view import Web, build_webs, sass_class
+from ptxopt.ori.view import Web, record_reads, scan
 from ptxopt.ptx.ast import Imm
 
 __all__ = [
@@ -61,6 +62,8 @@ FNV_PRIME = 0x01000193
 FNV_BASIS = 0x811C9DC5
 _NARROW = ("MOV",)  # copies the BFS walks through
 _GLOBAL_MEM = ("LDG", "STG", "ATOMG", "LD", "ST")
+_NOT_WRITTEN = "not written by an instruction (parameter or undefined)"
+_VARYING = "varying (divergence analysis)"
 
 
 def fnv1a(key: int) -> int:
@@ -188,53 +191,81 @@ def _def_web(inst: Inst, ctx: _Ctx) -> Web | None:
     return None
 
 
-def _constant_webs(webs: dict[str, Web], cls: dict[int, str]) -> set[str]:
+def _constant_webs(webs: Iterable[Web], cls: dict[int, str]) -> set[str]:
     """Webs whose value is a constant operand rather than a computed register: every
     write is a constant-bank read (``ld.param`` of a kernel parameter, ``%ntid``), a
     ``mov`` of an immediate, or an identity of such a web (``mov``, and
     ``cvta.to.global`` -- the global window is the generic one, so ptxas emits nothing
     and the reader takes ``c[0x0][0x160]`` itself).  Such a value materialises in UR
-    only for a uniform reader (ULDC / UMOV), never by itself."""
+    only for a uniform reader (ULDC / UMOV), never by itself.
+
+    A fixpoint over the identities, linear: each web waits for the webs it copies
+    (``waiting``) and is settled when the last of them is."""
     out: set[str] = set()
-    changed = True
-    rounds = 0
-    while changed and rounds < 4:  # chains of identities are short (param -> cvta)
-        changed = False
-        rounds += 1
-        for w in webs.values():
-            if w.name in out or not w.defs:
+    waiting: dict[str, list[str]] = {}  # source web -> the webs that copy it
+    missing: dict[str, int] = {}  # web -> sources not yet known constant
+    for w in webs:
+        if not w.defs:
+            continue
+        srcs: set[str] = set()
+        for d in w.defs:
+            c = cls[id(d)]
+            if c == "LDC":
                 continue
-            ok = True
-            for d in w.defs:
-                c = cls[id(d)]
-                if c == "LDC":
-                    continue
-                vals = list(d.operand_values())
-                ident = c == "MOV" or d.ast.name.startswith("cvta.to.global")
-                if ident and not vals and d.ast.opcode == "mov":
-                    if any(isinstance(o, Imm) for o in d.ast.operands):
-                        continue  # mov of an immediate
-                if ident and len(vals) == 1 and vals[0].var in out and vals[0].kind != "special":
-                    continue
-                ok = False
+            if c != "MOV" and not d.ast.name.startswith("cvta.to.global"):
                 break
-            if ok:
+            vals = list(d.operand_values())
+            if not vals and d.ast.opcode == "mov":
+                if any(isinstance(o, Imm) for o in d.ast.operands):
+                    continue  # mov of an immediate
+                break
+            if len(vals) == 1 and vals[0].kind != "special":
+                srcs.add(vals[0].var)
+                continue
+            break
+        else:
+            if not srcs:
                 out.add(w.name)
-                changed = True
+                continue
+            missing[w.name] = len(srcs)
+            for v in sorted(srcs):
+                waiting.setdefault(v, []).append(w.name)
+    work = [k for k in out if k in waiting]
+    while work:
+        for k in waiting.get(work.pop(), ()):
+            missing[k] -= 1
+            if missing[k] == 0:
+                out.add(k)
+                work.append(k)
     return out
 
 
-def _folded_multiplies(webs: dict[str, Web], ctx: _Ctx) -> set[int]:
-    """Uniform 32-bit ``mul.lo`` whose one reader is a per-thread ``add``: ptxas
-    fuses the pair into one per-thread IMAD (``mul.lo %r15, %ctaid, %ntid; add %r4,
-    %r15, %tid`` -> ``IMAD R0, R3, UR4, R6``), so the product is never a register of its
-    own and its sources are read by a per-thread instruction with one UR slot."""
+def _scale(c: Inst) -> int:
+    """The immediate factor of a ``mul`` (its immediate) or ``shl`` (2 ** shift); 1
+    when there is none."""
+    imm = next((o.value for o in c.ast.operands if isinstance(o, Imm)), None)
+    if not isinstance(imm, int):
+        return 1
+    return 1 << imm if c.ast.opcode == "shl" else imm
+
+
+def _folded_multiplies(webs: list[Web], ctx: _Ctx) -> set[int]:
+    """Uniform 32-bit ``mul.lo``, or ``shl`` by an immediate, whose one reader is a
+    per-thread ``add``: ptxas fuses the pair into one per-thread IMAD (``mul.lo %r15,
+    %ctaid, %ntid; add %r4, %r15, %tid`` -> ``IMAD R0, R3, UR4, R6``), so the product is
+    never a register of its own and its sources are read by a per-thread instruction
+    with one UR slot.  With an immediate factor that slot is the immediate's
+    (``shl.b32 %r1865, %r1866, 7; add.s32 %r213, %r1865, %r1185`` -> ``IMAD R3, R0, 0x80,
+    R137``, cutlass/ampere_tf32_gemm.sm80.ptx line 1754 at sm_80), so the uniform
+    source is read in R: %r1866 is ``S2R R0, SR_CTAID.X`` + ``SHF.R.S32.HI R0``."""
     out: set[int] = set()
-    for w in webs.values():
+    for w in webs:
         if len(w.defs) != 1 or len(w.uses) != 1:
             continue
         d = w.defs[0]
-        if d.ast.opcode != "mul" or ctx.cls[id(d)] != "IMAD" or ".lo" not in d.ast.mods:
+        is_mul = d.ast.opcode == "mul" and ctx.cls[id(d)] == "IMAD" and ".lo" in d.ast.mods
+        is_shl = d.ast.opcode == "shl" and isinstance(d.ast.operands[-1], Imm)
+        if not (is_mul or is_shl):
             continue
         if w.width != 1:
             continue  # a 64-bit product splits: low half per-thread, high half UIMAD
@@ -278,6 +309,10 @@ def _slot_taker(c: Inst, ctx: _Ctx) -> str:
         return hit
     regs = [u for u in c.uses if isinstance(u, Value)]
     taker = ""
+    if id(c) in ctx.folded and _scale(c) not in (0, 1):
+        # fused into the reading add as IMAD R, R_u, imm, R_v: the immediate has it
+        ctx.slot[id(c)] = "<immediate>"
+        return "<immediate>"
     for v in regs:
         s = ctx.webs.get(v.var)
         if s is not None and s.name in ctx.consts:
@@ -327,16 +362,63 @@ def _branch_only_compare(w: Web, ctx: _Ctx) -> bool:
     return True
 
 
+def _broadcast(d: Inst) -> bool:
+    """``shfl.sync.idx`` from a fixed lane (its result uniform, which the caller has
+    checked): lanes of a warp-uniform source hold one value, so ptxas drops the
+    shuffle and moves the source into UR (``shr.u32 %r4, %r3, 5`` -> ``R2UR UR22, R9``;
+    ``shfl.sync.idx.b32 %r882, %r4, 0, 31, -1`` emits nothing and its readers use
+    UR22: triton/attention_fwd_fp16.sm90a.ptx lines 268, 364, 366)."""
+    ops = d.ast.operands
+    return (
+        d.ast.opcode == "shfl"
+        and ".idx" in d.ast.mods
+        and len(ops) > 2
+        and isinstance(ops[2], Imm)
+        and len(d.defs) == 1
+    )
+
+
+def _wide_multiply(d: Inst, ctx: _Ctx) -> bool:
+    """A 64-bit ``mul``/``mad`` (not ``.wide``) both of whose factors are full 64-bit
+    registers: ptxas expands it into per-thread ``IMAD.WIDE.U32`` / ``IMAD.X`` steps
+    even when every value is uniform (``cutlass/hopper_fp8_gemm.sm90a.ptx`` lines 643
+    and 659).  A factor zero- or sign-extended from 32 bits (``cvt.u64.u32``) makes it
+    one ``UIMAD.WIDE.U32`` (``cuda/elementwise.O3.sm75.ptx`` line 44 at sm_80)."""
+    if ctx.cls[id(d)] != "IMAD" or ".wide" in d.ast.mods:
+        return False
+    if d.info is None or d.info.type is None or not d.info.type.endswith("64"):
+        return False
+    factors = d.uses[:2]
+    if len(factors) < 2:
+        return False
+    for v in factors:
+        if not isinstance(v, Value):
+            return False  # an immediate factor
+        s = ctx.webs.get(v.var)
+        if s is None or not s.defs:
+            return False
+        if all(_extended_from_32(x) for x in s.defs):
+            return False
+    return True
+
+
+def _extended_from_32(d: Inst) -> bool:
+    types = d.info.types if d.info is not None else ()
+    return d.ast.opcode == "cvt" and len(types) == 2 and not types[1].endswith("64")
+
+
 def _eligible(w: Web, ctx: _Ctx) -> str:
     """'' when ``w`` passes criteria 1, 2 and 4; otherwise the reason it does not."""
     if not w.defs or any(v.kind in ("param", "undef") for v in w.values):
-        return "not written by an instruction (parameter or undefined)"
+        return _NOT_WRITTEN
     if any(ctx.div.is_varying(v) for v in w.values):
-        return "varying (divergence analysis)"
+        return _VARYING
     for d in w.defs:
         c = ctx.cls[id(d)]
-        if uniform_form(c, ctx.sm) is None:
+        if uniform_form(c, ctx.sm) is None and not _broadcast(d):
             return f"{c} has no uniform form on sm_{ctx.sm}"
+        if _wide_multiply(d, ctx):
+            return "64 x 64-bit multiply: a per-thread IMAD.WIDE sequence"
         if len(d.defs) > 1 and c not in ("IMAD", "IADD3", "LDC", "ISETP", "MOV"):
             return f"{c} writes several registers"
     if w.width > 2:
@@ -349,12 +431,32 @@ def _eligible(w: Web, ctx: _Ctx) -> str:
         for u in w.uses:
             if u.address and ctx.cls[id(u.inst)] in ("LDG", "STG", "ATOMG", "LD", "ST"):
                 return "64-bit global/generic address (excluded operand category)"
+        if _address_base(w, ctx, 4):
+            return "64-bit global/generic address base (excluded operand category)"
     return ""
+
+
+def _address_base(w: Web, ctx: _Ctx, depth: int) -> bool:
+    """``w`` plus immediates (at most ``depth`` adds) is a global/generic address: the
+    immediates fold into the memory operand's offset, so ``w`` is the per-thread
+    register pair of the access (``add.s64 %rd108, %rd112, 512; st [%rd108]`` ->
+    ``ST.E.128 desc[UR10][R16.64+0x200]``, cub/reduce_by_key.sm90.ptx line 838 at
+    sm_90) and falls under the excluded category like the address itself."""
+    for u in w.uses:
+        c = u.inst
+        if u.address and ctx.cls[id(c)] in ("LDG", "STG", "ATOMG", "LD", "ST"):
+            return True
+        if depth and c.ast.opcode == "add" and any(isinstance(o, Imm) for o in c.ast.operands):
+            x = _def_web(c, ctx)
+            if x is not None and x.width == 2 and _address_base(x, ctx, depth - 1):
+                return True
+    return False
 
 
 def _cost(w: Web, ur: set[str], ctx: _Ctx, claims: dict[int, str], out: list[Bridge]) -> int:
     """Criteria 3 and 5: 1 + the bridges ``w`` needs when it is in UR and ``ur`` are."""
     bridges = 0
+    r2ur = 0  # bridges that move a per-thread source into UR
     uniform_readers = 0
     def_pos = min(ctx.pos[id(d)] for d in w.defs)
     seen = FnvSet()
@@ -390,6 +492,8 @@ def _cost(w: Web, ur: set[str], ctx: _Ctx, claims: dict[int, str], out: list[Bri
                 continue
             if cc == "MMA" and cur.width == 2 and c.ast.opcode.startswith("wgmma"):
                 continue  # a wgmma matrix descriptor is read from UR
+            if cc == "MMA" and c.ast.name.startswith("cp.async.bulk.tensor"):
+                continue  # a TMA copy reads every operand from UR (UTMALDG / UTMASTG)
             shared = cc in ("LDS", "STS", "ATOMS")
             if accepts_ur_source(cc) and shared == u.address:
                 owner = claims.setdefault(id(c), _slot_taker(c, ctx) or cur.name)
@@ -400,6 +504,8 @@ def _cost(w: Web, ur: set[str], ctx: _Ctx, claims: dict[int, str], out: list[Bri
             bridges += 1
             out.append(Bridge("UR2R", w.name, _line(c)))
     for d in w.defs:
+        if _broadcast(d):
+            continue  # the R2UR itself (see _broadcast)
         for v in d.operand_values():
             if v.kind == "special":
                 continue
@@ -409,11 +515,17 @@ def _cost(w: Web, ur: set[str], ctx: _Ctx, claims: dict[int, str], out: list[Bri
             if s.name in ctx.consts:
                 continue
             bridges += 1
+            r2ur += 1
             out.append(Bridge("R2UR", s.name, _line(d)))
     if ctx.leaf_rule and uniform_readers == 0 and ctx.cls[id(w.defs[0])] not in ctx.leaf_exempt:
         bridges += 1  # read only by per-thread instructions: computed in R directly
     if ctx.tolerate_bridges and bridges and uniform_readers > bridges:
         return 1  # the variant that lets uniform readers outvote the bridges
+    if len(w.defs) > 1 and not r2ur and uniform_readers > bridges:
+        # a web written more than once (a loop-carried value) whose uniform readers
+        # outnumber its per-thread ones: ptxas keeps it in UR and copies it to R once
+        # (``IMAD.U32 R42, RZ, RZ, UR5``, cub/histogram.sm80.ptx line 6645 at sm_80)
+        return 1
     return 1 + bridges
 
 
@@ -504,30 +616,39 @@ def plan_function(
     default: ptxas does pay such bridges -- ``S2UR UR6; IMAD.U32 R5, RZ, RZ, UR6`` --
     but not always; see docs/uniform-registers.md)."""
     plan = FuncPlan(func.name, sm)
-    webs = build_webs(func)
-    pos: dict[int, int] = {}
-    cls: dict[int, str] = {}
-    n = 0
-    for b in func.blocks:
-        for ins in b.insts:
-            pos[id(ins)] = n
-            cls[id(ins)] = sass_class(ins)
-            n += 1
+    sc = scan(func, div.varying)
+    webs, pos, cls = sc.webs, sc.pos, sc.cls
+    active = not debug and has_uniform_file(sm)
+    # the webs whose reads the model looks at: the uniform ones, constant operands
+    # (their readers' slots) and special-register reads (compares)
+    uniform = [w for k, w in webs.items() if k not in sc.varying] if active else []
+    consts = (
+        _constant_webs((w for k, w in webs.items() if w.defs and k in sc.copies), cls)
+        if active
+        else set()
+    )
+    record_reads(
+        func,
+        webs,
+        [k for k in webs if k not in sc.varying or k in consts or k in sc.specials]
+        if active
+        else [],
+    )
     name = kernel_name if kernel_name is not None else func.name
     ctx = _Ctx(
         func, div, sm, cutlass_override and "cutlass" in name, webs, pos, cls,
-        {k: i for i, k in enumerate(webs)},
+        {w.name: i for i, w in enumerate(uniform)},
     )  # fmt: skip
     ctx.tolerate_bridges = tolerate_bridges
-    ctx.consts = _constant_webs(webs, cls)
-    ctx.folded = _folded_multiplies(webs, ctx)
+    ctx.consts = consts
     why: dict[str, str] = {}
     ur: set[str] = set()
     if debug:
         for w in webs.values():
             why[w.name] = "debug target: ptxas runs no optimisation phase (74 included)"
     elif has_uniform_file(sm):
-        for w in webs.values():
+        ctx.folded = _folded_multiplies(uniform, ctx)
+        for w in uniform:
             r = _eligible(w, ctx)
             if r:
                 why[w.name] = r
@@ -538,24 +659,29 @@ def plan_function(
             why[w.name] = f"sm_{sm} has no uniform register file"
     first = {k: min(pos[id(d)] for d in webs[k].defs) for k in ur}
     cost: dict[str, int] = {}
+    spans = {k: _interval(webs[k], ctx) for k in ur if k not in consts}
     attempt = 0
     while attempt < max_attempts and ur:
         attempt += 1
         claims: dict[int, str] = {}
-        order = sorted(ur, key=first.__getitem__)
+        order = sorted(ur, key=lambda k: (first[k], k))  # ties: by name, not set order
         scratch: list[Bridge] = []
         for k in order:
             cost[k] = _cost(webs[k], ur, ctx, claims, scratch)
         demote = {k for k in order if cost[k] != 1}
         # min-cost greedy extraction against the UR / UP budgets
         keep = sorted((k for k in order if k not in demote), key=lambda k: (cost[k], first[k]))
-        trees = {False: _MaxTree(n), True: _MaxTree(n)}
+        # the pressure only changes at interval ends: one tree leaf per end point
+        ends = sorted({p for k in keep if k in spans for p in spans[k]})
+        leaf = {p: i for i, p in enumerate(ends)}
+        trees = {False: _MaxTree(len(ends)), True: _MaxTree(len(ends))}
         over = 0
         for k in keep:
             w = webs[k]
             if k in ctx.consts:
                 continue  # rematerialised by a ULDC/UMOV at each reader: no live range
-            lo, hi = _interval(w, ctx)
+            lo, hi = spans[k]
+            lo, hi = leaf[lo], leaf[hi]
             budget = up_budget if w.is_pred else ur_budget
             t = trees[w.is_pred]
             if t.max(lo, hi) + w.width > budget:
@@ -573,7 +699,7 @@ def plan_function(
     plan.attempts = attempt
     # final bridges of the committed set
     claims = {}
-    for k in sorted(ur, key=first.__getitem__):
+    for k in sorted(ur, key=lambda k: (first[k], k)):
         bl: list[Bridge] = []
         cost[k] = _cost(webs[k], ur, ctx, claims, bl)
         plan.bridges.extend(bl)
@@ -589,22 +715,32 @@ def plan_function(
     # itself a constant (ULDC / UMOV); per-thread readers take it as a c[bank][offset]
     # or immediate operand.  Identities of constants (cvta.to.global) chain, so settle
     # from the end of each chain backwards.
-    for k in sorted((k for k in ur if k in ctx.consts), key=lambda k: -first[k]):
+    for k in sorted((k for k in ur if k in ctx.consts), key=lambda k: (-first[k], k)):
         if not any(
             (x := _def_web(u.inst, ctx)) is not None and x.name in ur and x.name != k
             for u in webs[k].uses
         ):
             ur.discard(k)
             why[k] = "constant operand of per-thread readers"
+    out = plan.webs
     for k, w in webs.items():
-        lines = sorted({_line(d) for d in w.defs})
-        c = cls[id(w.defs[0])] if w.defs else ""
-        if k in ur:
-            f = "UP" if w.is_pred else "UR"
-            plan.converted += 1
+        defs = w.defs
+        if len(defs) == 1:
+            d = defs[0]
+            c = cls[id(d)]
+            lines = [d.ast.span.line if d.ast.span is not None else 0]
         else:
-            f = "P" if w.is_pred else "R"
-        plan.webs[k] = WebPlan(k, f, c, cost.get(k, 0) if k in ur else 0, why.get(k, ""), lines)
+            c = cls[id(defs[0])] if defs else ""
+            lines = sorted({_line(d) for d in defs})
+        pred = w.type == ".pred"
+        if k in ur:
+            plan.converted += 1
+            out[k] = WebPlan(k, "UP" if pred else "UR", c, cost.get(k, 0), why.get(k, ""), lines)
+            continue
+        reason = why.get(k)
+        if reason is None:  # not looked at: a varying web (or a parameter's)
+            reason = _NOT_WRITTEN if not defs or k in sc.not_written else _VARYING
+        out[k] = WebPlan(k, "P" if pred else "R", c, 0, reason, lines)
     ur_ws = [webs[k] for k in ur if not webs[k].is_pred]
     up_ws = [webs[k] for k in ur if webs[k].is_pred]
     plan.ur_count = _pressure(ur_ws, ctx)

@@ -10,11 +10,22 @@ capability of each class is :mod:`ptxopt.ori.capability`.
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 
 from ptxopt.ir.core import Func, Inst, Value
 
-__all__ = ["Use", "Web", "build_webs", "is_pred_type", "reg_count", "sass_class"]
+__all__ = [
+    "Scan",
+    "Use",
+    "Web",
+    "build_webs",
+    "is_pred_type",
+    "record_reads",
+    "reg_count",
+    "sass_class",
+    "scan",
+]
 
 _INT = ("s", "u", "b")
 _UNIFORM_SPECIAL = ("%ctaid", "%clusterid", "%cluster_ctaid", "%cluster_nctaid", "%gridid")
@@ -208,45 +219,149 @@ def _addr_slots(inst: Inst) -> set[int]:
     return out
 
 
-def build_webs(func: Func) -> dict[str, Web]:
-    """PTX register name -> :class:`Web`, every def and read included (one pass)."""
-    webs: dict[str, Web] = {}
+_NOT_A_WEB = "special"  # the one value kind that belongs to no register web
+_COPIES = ("LDC", "MOV")
 
-    def web_of(v: Value) -> Web | None:
-        if v.kind not in ("inst", "phi", "param", "undef"):
-            return None
-        w = webs.get(v.var)
+
+@dataclass(slots=True)
+class Scan:
+    """One sweep over a function: its webs with their values and writes (no reads yet,
+    see :func:`record_reads`), each instruction's program point and SASS class, and
+    per-web facts gathered on the way.  ``webs`` are in the order of their first
+    parameter, phi, write or undefined read."""
+
+    webs: dict[str, Web]
+    pos: dict[int, int]  # id(inst) -> program point
+    cls: dict[int, str]  # id(inst) -> SASS class
+    n: int  # instructions
+    varying: set[str]  # webs with a value the given divergence vector marks varying
+    not_written: set[str]  # webs with a parameter or undefined value
+    copies: set[str]  # webs with a write that is an LDC, a MOV or a cvta.to.global
+    specials: set[str]  # webs with a write of class S2R
+
+
+def _is_cvta_global(ins: Inst) -> bool:
+    """``cvta.to.global`` (class IADD3): the identity of the generic window."""
+    return ins.ast.opcode == "cvta" and ins.ast.name.startswith("cvta.to.global")
+
+
+def scan(func: Func, varying: bytearray | None = None) -> Scan:
+    """The first sweep (see :class:`Scan`).  The class of every instruction but a
+    ``mov`` depends on its opcode form alone and is computed once per form."""
+    webs: dict[str, Web] = {}
+    get = webs.get
+    pos: dict[int, int] = {}
+    cls: dict[int, str] = {}
+    memo: dict[int, str] = {}
+    vary = varying if varying is not None else bytearray()
+    nv = len(vary)
+    out = Scan(webs, pos, cls, 0, set(), set(), set(), set())
+    vary_set, not_written, copies, specials = out.varying, out.not_written, out.copies, out.specials
+
+    def add(v: Value) -> Web:
+        w = get(v.var)
         if w is None:
             w = webs[v.var] = Web(v.var, v.type)
+        w.values.append(v)
+        if v.id < nv and vary[v.id]:
+            vary_set.add(v.var)
+        if v.kind in ("param", "undef"):
+            not_written.add(v.var)
         return w
 
     for v in func.params:
-        w = web_of(v)
-        if w is not None:
-            w.values.append(v)
+        if v.kind != _NOT_A_WEB:
+            add(v)
+    undefs = bool(func.undefs)
+    n = 0
     for b in func.blocks:
         for phi in b.phis:
-            w = web_of(phi.result)
-            if w is not None:
-                w.values.append(phi.result)
-                w.phis += 1
+            if phi.result.kind != _NOT_A_WEB:
+                add(phi.result).phis += 1
         for ins in b.insts:
-            for d in ins.result_values():
-                if d.var.startswith("%cc"):
-                    continue
-                w = web_of(d)
-                if w is not None:
+            k = id(ins)
+            pos[k] = n
+            n += 1
+            info = ins.info
+            if info is None or info.name == "mov":
+                c = sass_class(ins)
+            else:
+                hit = memo.get(id(info))
+                if hit is None:
+                    hit = memo[id(info)] = sass_class(ins)
+                c = hit
+            cls[k] = c
+            ds = ins.defs if ins.carry_out is None else list(ins.result_values())
+            if not ds:
+                pass
+            elif len(ds) == 1 and ds[0].kind == "inst" and ds[0].var[:3] != "%cc":
+                # the common case, inline: one register written by the instruction
+                d = ds[0]
+                var = d.var
+                w = get(var)
+                if w is None:
+                    w = webs[var] = Web(var, d.type)
                     w.values.append(d)
-                    if not w.defs or w.defs[-1] is not ins:
+                    w.defs.append(ins)
+                else:
+                    w.values.append(d)
+                    if w.defs[-1] is not ins if w.defs else True:
                         w.defs.append(ins)
-            addr = _addr_slots(ins)
-            if ins.pred is not None:
-                w = web_of(ins.pred)
-                if w is not None:
-                    w.uses.append(Use(ins, -1, False))
-            for k, u in enumerate(ins.uses):
-                if isinstance(u, Value):
-                    w = web_of(u)
-                    if w is not None:
-                        w.uses.append(Use(ins, k, k in addr))
+                if d.id < nv and vary[d.id]:
+                    vary_set.add(var)
+                if c in _COPIES or (c == "IADD3" and _is_cvta_global(ins)):
+                    copies.add(var)
+                elif c == "S2R":
+                    specials.add(var)
+            else:
+                copy = c in _COPIES or (c == "IADD3" and _is_cvta_global(ins))
+                for d in ds:
+                    if d.kind == _NOT_A_WEB or d.var.startswith("%cc"):
+                        continue
+                    w = add(d)
+                    wd = w.defs
+                    if not wd or wd[-1] is not ins:
+                        wd.append(ins)
+                    if copy:
+                        copies.add(d.var)
+                    if c == "S2R":
+                        specials.add(d.var)
+            if undefs:  # a register read before any write starts its web there
+                for u in (ins.pred, *ins.uses):
+                    if isinstance(u, Value) and u.kind == "undef" and u.var not in webs:
+                        webs[u.var] = Web(u.var, u.type)
+    out.n = n
+    return out
+
+
+def record_reads(func: Func, webs: dict[str, Web], names: Iterable[str]) -> None:
+    """The second sweep: append to ``uses`` every read of the webs ``names`` (guard
+    predicate first, then the operands in slot order, in program order)."""
+    reads: dict[str, list[Use]] = {k: webs[k].uses for k in names}
+    if not reads:
+        return
+    rget = reads.get
+    for b in func.blocks:
+        for ins in b.insts:
+            p = ins.pred
+            if p is not None:
+                lst = rget(p.var)
+                if lst is not None and p.kind != _NOT_A_WEB:
+                    lst.append(Use(ins, -1, False))
+            addr: set[int] | None = None
+            k = -1
+            for u in ins.uses:
+                k += 1
+                if type(u) is Value:
+                    lst = rget(u.var)
+                    if lst is not None and u.kind != _NOT_A_WEB:
+                        if addr is None:
+                            addr = _addr_slots(ins)
+                        lst.append(Use(ins, k, k in addr))
+
+
+def build_webs(func: Func) -> dict[str, Web]:
+    """PTX register name -> :class:`Web`, every write and read included."""
+    webs = scan(func).webs
+    record_reads(func, webs, webs)
     return webs

@@ -25,9 +25,16 @@ def cmd_analyze(args: argparse.Namespace) -> int:
     from ptxopt.report.divergence_report import explain, format_text
 
     text, name = read_input(args.input)
-    mod, md, report = analyze_text(text, name)
     if args.regfiles or args.emit == "ori":
-        return _regfiles(args, mod, md)
+        from ptxopt.analysis.divergence import analyze_module
+        from ptxopt.driver import no_gc
+        from ptxopt.ir.lift import lift_module
+        from ptxopt.ptx.parser import parse
+
+        with no_gc():  # as for ``opt``: the IR and the model allocate many linked objects
+            mod = lift_module(parse(text, name))
+            return _regfiles(args, mod, analyze_module(mod))
+    mod, md, report = analyze_text(text, name)
     if args.explain:
         sys.stdout.write(explain(mod, md, args.explain))
     elif args.json:
