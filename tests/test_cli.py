@@ -10,6 +10,7 @@ from pathlib import Path
 import pytest
 
 from ptxopt.cli import main
+from ptxopt.ptx.ast import PtxError
 
 GOOD = """.version 8.0
 .target sm_80
@@ -194,3 +195,24 @@ def test_report_passes_run_only_when_their_output_is_shown(
     passes = "convert-to-uniform-reg,general-optimize"
     assert main(["opt", str(src), "-o", str(tmp_path / "o.ptx"), "-p", passes, *flags]) == 0
     assert bool(PLANS) is ran
+
+
+@pytest.mark.parametrize("flags", [[], ["--json"], ["--regfiles"], ["--emit", "ori"]])
+def test_analyze_refuses_what_ptxas_refuses(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], flags: list[str]
+) -> None:
+    """analyze validates as opt does: an unknown modifier is an error at its place."""
+    src = tmp_path / "bad.ptx"
+    src.write_text(GOOD.replace("add.s32", "add.f99", 1))
+    line = next(i for i, ln in enumerate(src.read_text().splitlines(), 1) if "add.f99" in ln)
+    assert main(["analyze", str(src), *flags]) == 1
+    cap = capsys.readouterr()
+    assert cap.out == ""
+    assert cap.err.startswith(f"{src}:{line}:") and "unknown modifier '.f99'" in cap.err
+
+
+def test_the_analyze_api_refuses_what_ptxas_refuses() -> None:
+    import ptxopt
+
+    with pytest.raises(PtxError, match="unknown modifier"):
+        ptxopt.analyze(GOOD.replace("add.s32", "add.f99", 1))

@@ -8,14 +8,25 @@ import sys
 from typing import Any
 
 
-def analyze_text(text: str, filename: str) -> tuple[Any, Any, dict[str, Any]]:
-    """Parse, lift and analyse ``text``; returns (IR module, ModuleDivergence, report)."""
-    from ptxopt.analysis.divergence import analyze_module
+def lift_text(text: str, filename: str) -> Any:
+    """Parse, validate (input ptxas would reject is refused here, as by ``opt``) and
+    lift ``text`` to the SSA IR."""
     from ptxopt.ir.lift import lift_module
     from ptxopt.ptx.parser import parse
+    from ptxopt.ptx.validate import validate
+
+    ast = parse(text, filename)
+    validate(ast)
+    return lift_module(ast)
+
+
+def analyze_text(text: str, filename: str) -> tuple[Any, Any, dict[str, Any]]:
+    """Parse, validate, lift and analyse ``text``; returns (IR module,
+    ModuleDivergence, report)."""
+    from ptxopt.analysis.divergence import analyze_module
     from ptxopt.report.divergence_report import module_report
 
-    mod = lift_module(parse(text, filename))
+    mod = lift_text(text, filename)
     md = analyze_module(mod)
     return mod, md, module_report(mod, md)
 
@@ -28,11 +39,9 @@ def cmd_analyze(args: argparse.Namespace) -> int:
     if args.regfiles or args.emit == "ori":
         from ptxopt.analysis.divergence import analyze_module
         from ptxopt.driver import no_gc
-        from ptxopt.ir.lift import lift_module
-        from ptxopt.ptx.parser import parse
 
         with no_gc():  # as for ``opt``: the IR and the model allocate many linked objects
-            mod = lift_module(parse(text, name))
+            mod = lift_text(text, name)
             return _regfiles(args, mod, analyze_module(mod))
     mod, md, report = analyze_text(text, name)
     if args.explain:
