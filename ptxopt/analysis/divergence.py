@@ -1050,7 +1050,7 @@ def propagate_varying(
 def drop_varying(func: Func, am: AnalysisManager, *, module: bool = True) -> None:
     """What :func:`propagate_varying` does before it recomputes: drop the cached
     divergence of ``func`` (and, with ``module``, of its bound module).  The next
-    reader computes it from scratch on the code it sees, as phase 53/70 would have."""
+    reader computes it from scratch on the code it sees."""
     keep = frozenset(c for c in am.cached_analyses(func) if c is not Divergence)
     am.invalidate(func, keep)
     mod = module_of(func)

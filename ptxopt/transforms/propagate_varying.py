@@ -10,9 +10,10 @@ phase.
 
 When the caller reads no counters or notes (the drop-in, the Triton hook, plain
 ``ptxopt opt``), a run only drops the cached result: the next pass that asks for the
-divergence computes it from scratch on the code it sees -- the facts phase 53/70
-would have handed it -- and in the default pipeline only the report passes, which
-are skipped then, ask.
+divergence computes it from scratch on the code it sees (the facts a rerun of phase
+53/70 just before that pass would give; the same as this run's where no pass changed
+the code in between).  In the default pipeline only the report passes ask, and they
+are skipped then.
 """
 
 from __future__ import annotations
