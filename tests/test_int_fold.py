@@ -133,3 +133,49 @@ def test_guarded_and_two_destination_setp_go_to_the_interpreter() -> None:
     assert evaluate_int(pair, types, {}) is DEFER
     combined = Instr("setp", (".eq", ".and", ".s32"), [Reg("%d"), Reg("%a"), Reg("%b"), Reg("%p")])
     assert evaluate_int(combined, types, {}) is DEFER
+
+
+# Expected values written from the PTX ISA's descriptions, not from the interpreter:
+# add/sub/mul.lo keep the low n bits; setp on .s types compares two's-complement
+# values, lo/ls/hi/hs compare unsigned; cvt between integer types sign- or
+# zero-extends by the source type, then keeps the destination's low bits.
+ISA_CASES = [
+    ("add", (".u16",), 0xFFFF, 1, 0x0000),
+    ("add", (".s32",), 0x7FFFFFFF, 1, 0x80000000),
+    ("sub", (".u32",), 0, 1, 0xFFFFFFFF),
+    ("sub", (".s64",), 0x8000000000000000, 1, 0x7FFFFFFFFFFFFFFF),
+    ("mul", (".lo", ".s32"), 0xFFFFFFFF, 0xFFFFFFFF, 1),  # -1 * -1
+    ("mul", (".lo", ".u16"), 0x100, 0x100, 0),
+    ("xor", (".b32",), 0xF0F0F0F0, 0xFFFF0000, 0x0F0FF0F0),
+    ("setp", (".lt", ".s32"), 0xFFFFFFFF, 0, 1),  # -1 < 0
+    ("setp", (".lo", ".u32"), 0xFFFFFFFF, 0, 0),  # 2^32-1 < 0 unsigned: no
+    ("setp", (".ge", ".s16"), 0x8000, 0x7FFF, 0),  # -32768 >= 32767: no
+    ("setp", (".hs", ".u64"), 1 << 63, (1 << 63) - 1, 1),
+    ("setp", (".ne", ".b16"), 0x1234, 0x1234, 0),
+]
+
+
+@pytest.mark.parametrize("opcode, mods, a, b, want", ISA_CASES)
+def test_isa_values(opcode: str, mods: tuple[str, ...], a: int, b: int, want: int) -> None:
+    width = int(mods[-1][2:])
+    dtype = ".pred" if opcode == "setp" else reg_type(width)
+    types = {"%d": dtype, "%a": reg_type(width), "%b": reg_type(width)}
+    ins = Instr(opcode, mods, [Reg("%d"), Reg("%a"), Reg("%b")])
+    assert evaluate_int(ins, types, {"%a": a, "%b": b}) == want
+
+
+@pytest.mark.parametrize(
+    "dst, src, a, want",
+    [
+        (".s32", ".s16", 0x8000, 0xFFFF8000),  # sign extension
+        (".u32", ".s16", 0x8000, 0xFFFF8000),  # by the source's signedness
+        (".s32", ".u16", 0x8000, 0x00008000),  # zero extension
+        (".u16", ".u32", 0x12345, 0x2345),  # truncation
+        (".s16", ".s64", 0xFFFFFFFF80000000, 0x0000),
+        (".u64", ".s32", 0x80000000, 0xFFFFFFFF80000000),
+    ],
+)
+def test_isa_integer_cvt(dst: str, src: str, a: int, want: int) -> None:
+    ins = Instr("cvt", (dst, src), [Reg("%d"), Reg("%a")])
+    types = {"%d": reg_type(int(dst[2:])), "%a": reg_type(int(src[2:]))}
+    assert evaluate_int(ins, types, {"%a": a}) == want
