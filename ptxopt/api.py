@@ -70,6 +70,7 @@ def optimize(
         knobs=values,
         verify_each=verify_each,
         reports=stats is not None,
+        release=True,
     )
     if stats is not None:
         for label, counts in result.report.stats.items():

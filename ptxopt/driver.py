@@ -64,6 +64,7 @@ def optimize(
     dump_after: frozenset[str] = frozenset(),
     dump: Callable[[str], None] | None = None,
     reports: bool = True,
+    release: bool = False,
 ) -> OptResult:
     """Parse and validate ``text``, lift every function to SSA (verified with
     ``verify_each``, as after every pass), run ``passes`` (pass
@@ -71,9 +72,12 @@ def optimize(
     values), lower and print.  ``arch`` overrides the module's ``.target`` for
     decisions that depend on the architecture; the printed ``.target`` is unchanged.
     ``reports=False``: the caller reads only the text, so passes that only report
-    are skipped (the report then lacks their counters and notes)."""
+    are skipped (the report then lacks their counters and notes).  ``release=True``:
+    the caller reads only the text and the report, so the IR is dismantled before
+    the collector resumes (the result's module is then empty); its reference
+    cycles would otherwise cost a full collection over the whole IR."""
     with no_gc(), deep_recursion():
-        return _optimize(
+        result = _optimize(
             text,
             filename,
             passes,
@@ -86,6 +90,9 @@ def optimize(
             dump=dump,
             reports=reports,
         )
+        if release:
+            result.module.release()
+        return result
 
 
 def _optimize(

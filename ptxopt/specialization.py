@@ -40,4 +40,5 @@ def specialize(
         ["replace-uniforms-with-imm", *(passes or [])],
         knobs=knobs,
         reports=False,
+        release=True,
     ).text

@@ -51,3 +51,42 @@ def test_the_api_leaves_nothing_behind() -> None:
     # three more runs leave less than a tenth of one module's objects behind
     assert one_module > 10_000
     assert len(gc.get_objects()) - before < one_module // 10
+
+
+@pytest.mark.parametrize("rel", ["cuda/control.O3.sm90.ptx", "cub/scan.sm80.ptx"])
+def test_a_released_round_trip_leaves_no_cycles(rel: str) -> None:
+    """``release=True`` (the API, the Triton hook) takes the IR apart before the
+    collector resumes: reference counting alone frees a ``-p none`` round trip, so no
+    collection has to walk the module afterwards."""
+    text = (CORPUS / rel).read_text()
+    gc.collect()
+    was = gc.isenabled()
+    gc.disable()
+    try:
+        res = optimize(text, rel, None, release=True)
+        assert res.text and not res.module.funcs
+        del res
+        gc.set_debug(gc.DEBUG_SAVEALL)
+        found = gc.collect()
+        names = {type(o).__name__ for o in gc.garbage}
+    finally:
+        gc.set_debug(0)
+        gc.garbage.clear()
+        if was:
+            gc.enable()
+    assert found == 0, sorted(names)
+
+
+def test_without_release_the_round_trip_holds_cycles() -> None:
+    """The other side of the test above: the IR does form cycles, so a release that
+    did nothing would be seen."""
+    text = (CORPUS / "cub/scan.sm80.ptx").read_text()
+    gc.collect()
+    gc.disable()
+    try:
+        res = optimize(text, "scan", None)
+        del res
+        found = gc.collect()
+    finally:
+        gc.enable()
+    assert found > 1000

@@ -327,6 +327,31 @@ class IRModule:
                 return f
         raise KeyError(name)
 
+    def release(self) -> None:
+        """Dismantle the IR once nothing will read it: the links between blocks,
+        instructions and values form reference cycles, so without this only the
+        cyclic collector frees them, and one collection over a large module costs
+        a good part of a round trip.  Afterwards the module has no functions."""
+        for f in self.funcs:
+            for v in f.params:
+                v.inst = v.block = None
+            for b in f.blocks:
+                for phi in b.phis:
+                    phi.block = None
+                    phi.result.inst = phi.result.block = None
+                for ins in b.insts:
+                    ins.block = None
+                    for v in ins.defs:
+                        if v is not None:
+                            v.inst = v.block = None
+                    if ins.carry_out is not None:
+                        ins.carry_out.inst = ins.carry_out.block = None
+                b.succs.clear()
+                b.preds.clear()
+                b.fallthrough = None
+            f.blocks.clear()
+        self.funcs.clear()
+
 
 _SPECIAL_64 = ("%clock64", "%globaltimer", "%gridid", "%pm0_64", "%pm1_64", "%pm2_64")
 
