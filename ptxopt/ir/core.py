@@ -337,7 +337,7 @@ class IRModule:
                 v.inst = v.block = None
             for b in f.blocks:
                 for phi in b.phis:
-                    phi.block = None
+                    del phi.block
                     phi.result.inst = phi.result.block = None
                 for ins in b.insts:
                     ins.block = None

@@ -48,19 +48,29 @@ EOF = 6
 # (:func:`tokenize_span`).
 INIT_LIST = 7
 
+# ``add.s32 %r1, %r2, 4;``: a whole instruction of the usual shape, as one token: an
+# optional guard, the opcode, then operands that are names, numbers, ``[...]``
+# addresses or ``{...}`` vectors on one line, without comments, strings, parentheses
+# or '|'.  Most of a kernel is such lines; the parser reads the token's text directly
+# and asks for its ordinary tokens (:func:`tokenize_span`) for anything it does not
+# read itself.  The lexer makes this token only where a statement starts
+# (:func:`_statement_may_start`); elsewhere it splits the text as usual.
+INSTR = 8
+
 # Each match is the whitespace and comments before a token, then the token (or the
 # end of the text): one match per token keeps the Python loop short.  Groups are
 # numbered (a number is cheaper to get than a name): see _KINDS.  An identifier
 # cannot start like a number, nor a number like punctuation, so the order of the
-# alternatives only matters for '%' and '=' (an identifier or a list first).
-_TOKEN_RE = re.compile(
-    r"""
+# alternatives only matters for '%' and '=' (an identifier or a list first), and
+# for the whole instruction, tried before its opcode alone.
+_TOKEN_PATTERN = r"""
     [ \t\r\n\f]*(?:(?://[^\n]*|/\*.*?\*/
       |(?<![^\n])\#[ \t]*[0-9]+[ \t]+"[^"\n]*"[^\n]*)[ \t\r\n\f]*)*
     (?:
-      ((?:[A-Za-z][\w$]*|[_$%][\w$]+)(?:\.[\w$:]+)*|_)
+      (%s)
+    | ((?:[A-Za-z][\w$]*|[_$%%][\w$]+)(?:\.[\w$:]+)*|_)
     | (=[ \t\r\n]*\{[0-9 \t\r\n,]*\})
-    | ([{}()\[\];,:+\-!|@<>=*/~&^%?\\])
+    | ([{}()\[\];,:+\-!|@<>=*/~&^%%?\\])
     | ((?:0[fF][0-9a-fA-F]{8}|0[dD][0-9a-fA-F]{16}
         |0[xX][0-9a-fA-F]+U?|0[bB][01]+U?
         |(?:[0-9]+\.[0-9]*|\.[0-9]+)(?:[eE][+-]?[0-9]+)?|[0-9]+[eE][+-]?[0-9]+
@@ -71,13 +81,22 @@ _TOKEN_RE = re.compile(
     | ([0-9][\w.]*|\.[0-9][\w.]*)
     | (/\*|.)
     )
-    """,
-    re.VERBOSE | re.DOTALL | re.ASCII,
+    """
+_OPERAND = r"""(?:\[[^\]\n;/"|()@!\[{]*\]|\{[^}\n;/"|()@!{]*\}|[\w$%\-][\w$%.:+\-]*)"""
+_INSTR_PATTERN = (
+    r"(?:@!?[\w$%]+[ \t]+)?[a-z][\w$]*(?:\.[\w$:]+)*[ \t]+"
+    + _OPERAND
+    + r"(?:[ \t]*,[ \t]*"
+    + _OPERAND
+    + r")*[ \t]*;"
 )
+_FLAGS = re.VERBOSE | re.DOTALL | re.ASCII
+_TOKEN_RE = re.compile(_TOKEN_PATTERN % "(?!)", _FLAGS)  # no instruction tokens
+_FAST_RE = re.compile(_TOKEN_PATTERN % _INSTR_PATTERN, _FLAGS)
 _VERSION_THEN_DIRECTIVE = re.compile(r"([0-9]+\.[0-9]+)(\.[A-Za-z_][\w$]*)\Z")
 # token kind per group number (the most frequent kinds first: the alternatives are
-# tried in order); 7: end of text, 8: malformed number, 9: anything else
-_KINDS = (0, ID, INIT_LIST, PUNCT, NUM, DIR, STR)
+# tried in order); 8: end of text, 9: malformed number, 10: anything else
+_KINDS = (0, INSTR, ID, INIT_LIST, PUNCT, NUM, DIR, STR)
 
 Token = tuple[int, str, int]
 
@@ -106,8 +125,9 @@ class SourceMap:
         return len(self.text) if end < 0 else end
 
 
-def tokenize(text: str, smap: SourceMap) -> list[Token]:
-    """Split ``text`` into tokens, ending with an ``EOF`` token."""
+def tokenize(text: str, smap: SourceMap, instructions: bool = True) -> list[Token]:
+    """Split ``text`` into tokens, ending with an ``EOF`` token; with
+    ``instructions``, the usual instruction lines are ``INSTR`` tokens."""
     nul = text.find("\0")
     if nul >= 0:
         raise PtxError(smap.span(nul), "NUL character (ptxas reads it as the end of the file)")
@@ -115,31 +135,98 @@ def tokenize(text: str, smap: SourceMap) -> list[Token]:
         pos = next(i for i, c in enumerate(text) if ord(c) > 127)
         raise PtxError(smap.span(pos), f"non-ASCII character {text[pos]!r}")
     out: list[Token] = []
-    _scan(text, 0, len(text), smap, out)
+    _scan(_FAST_RE if instructions else _TOKEN_RE, text, 0, len(text), smap, out)
     out.append((EOF, "", len(text)))
     return out
 
 
 def tokenize_span(text: str, start: int, end: int, smap: SourceMap) -> list[Token]:
-    """The ordinary tokens of ``text[start:end]`` (no ``EOF``)."""
+    """The ordinary tokens of ``text[start:end]`` (no ``EOF``, no ``INSTR``)."""
     out: list[Token] = []
-    _scan(text, start, end, smap, out)
+    _scan(_TOKEN_RE, text, start, end, smap, out)
     return out
 
 
-def _scan(text: str, start: int, end: int, smap: SourceMap, out: list[Token]) -> None:
+# before a '{' that opens a body or a block (not an initializer nor a section)
+_BEFORE_BLOCK = frozenset({")", ";", "}", ":"})
+_BOUNDARY = frozenset({";", "}", ":"})
+
+
+def _statement_may_start(out: list[Token]) -> bool:
+    """Whether the tokens so far end where a statement may start: after ``;`` (an
+    instruction token's too), a label's ``:``, a block's ``{`` or ``}``, or a
+    ``.loc`` line.  Elsewhere (a
+    declaration, an initializer, a section) an instruction token is never made."""
+    if not out:
+        return False
+    kind, text, _ = out[-1]
+    if kind == INSTR:
+        return True
+    if kind == PUNCT:
+        if text in _BOUNDARY:
+            return True
+        if text == "{" and len(out) > 1:
+            before = out[-2]
+            return (
+                before[0] == NUM
+                or before[0] == ID
+                or (before[0] == PUNCT and before[1] in _BEFORE_BLOCK)
+            )
+        return False
+    return (kind == NUM or kind == ID) and _after_loc_line(out)
+
+
+def _after_loc_line(out: list[Token]) -> bool:
+    """Whether the tokens end with a whole ``.loc`` line: ``.loc f l c`` then any
+    ``, function_name label`` and ``, inlined_at f l c`` clauses (a statement after
+    a cut-short line would be read into the line)."""
+    n = len(out)
+    k = n - 1
+    while k >= 4:
+        kind, text, _ = out[k]
+        if kind == NUM and k >= 7:  # ", inlined_at f l c"
+            a, b, c = out[k - 4], out[k - 3], out[k - 2]
+            if (
+                a[1] == ","
+                and a[0] == PUNCT
+                and b[1] == "inlined_at"
+                and c[0] == NUM
+                and out[k - 1][0] == NUM
+            ):
+                k -= 5
+                continue
+        if kind == ID and out[k - 1][1] == "function_name" and out[k - 2][1] == ",":
+            k -= 3
+            continue
+        break
+    return (
+        k >= 3
+        and out[k][0] == NUM
+        and out[k - 1][0] == NUM
+        and out[k - 2][0] == NUM
+        and out[k - 3][0] == DIR
+        and out[k - 3][1] == ".loc"
+    )
+
+
+def _scan(
+    regex: re.Pattern[str], text: str, start: int, end: int, smap: SourceMap, out: list[Token]
+) -> None:
     append = out.append
     kinds = _KINDS
-    for m in _TOKEN_RE.finditer(text, start, end):
+    for m in regex.finditer(text, start, end):
         g = m.lastindex
-        if g is not None and g < 7:
-            append((kinds[g], m.group(g), m.start(g)))
+        if g is not None and g < 8:
+            if g != 1 or _statement_may_start(out):
+                append((kinds[g], m.group(g), m.start(g)))
+            else:
+                _scan(_TOKEN_RE, text, m.start(1), m.end(1), smap, out)
             continue
-        if g == 7:
+        if g == 8:
             break
         assert g is not None
         bad = m.group(g)
-        if g == 8 and out and out[-1][1] == ".version" and out[-1][0] == DIR:
+        if g == 9 and out and out[-1][1] == ".version" and out[-1][0] == DIR:
             # measured: ptxas reads ".version 8.0.target" as the version and a directive
             v = _VERSION_THEN_DIRECTIVE.match(bad)
             if v is not None:
@@ -148,7 +235,7 @@ def _scan(text: str, start: int, end: int, smap: SourceMap, out: list[Token]) ->
                 append((DIR, v.group(2), at + v.start(2)))
                 continue
         where = smap.span(m.start(g))
-        if g == 8:
+        if g == 9:
             raise PtxError(where, f"malformed number '{bad}'")
         if bad == "/*":
             raise PtxError(where, "unterminated comment")

@@ -57,6 +57,7 @@ from ptxopt.ptx.lexer import (
     EOF,
     ID,
     INIT_LIST,
+    INSTR,
     NUM,
     PUNCT,
     STR,
@@ -327,15 +328,21 @@ def section_keyword(word: str) -> bool:
 
 
 class Parser:
-    def __init__(self, text: str, filename: str = "<input>") -> None:
+    """``instructions=False``: every statement token by token (the instruction
+    tokens are a shortcut to the same result; tests compare the two)."""
+
+    def __init__(self, text: str, filename: str = "<input>", instructions: bool = True) -> None:
         self.text = text
         self.filename = filename
         self.smap = SourceMap(self.text, filename)
-        self.toks: list[Token] = tokenize(self.text, self.smap)
+        self.toks: list[Token] = tokenize(self.text, self.smap, instructions)
         self.i = 0
         self.regs = _RegScope(None)
         # registers already checked as declared in the current scope chain
         self.reg_cache: dict[str, Reg] = {}
+        # operand text -> operand, for the operands of INSTR tokens that name only
+        # registers in scope and numbers (emptied with reg_cache)
+        self.operand_cache: dict[str, Operand] = {}
         self.depth = 0
         self.is_call = False
         self.is_branch = False
@@ -369,6 +376,8 @@ class Parser:
     def describe(self, tok: Token) -> str:
         if tok[0] == INIT_LIST:
             return "'='"  # a list initializer where none belongs: its '=' is the error
+        if tok[0] == INSTR:
+            return self.describe(self.plain_tokens(tok)[0])
         return "end of file" if tok[0] == EOF else repr(tok[1])
 
     def expect(self, text: str) -> Token:
@@ -508,6 +517,15 @@ class Parser:
                 elif tok[1] == close:
                     depth -= 1
 
+    def plain_tokens(self, tok: Token) -> list[Token]:
+        """The ordinary tokens of an ``INSTR`` token."""
+        return tokenize_span(self.text, tok[2], tok[2] + len(tok[1]), self.smap)
+
+    def expand_here(self) -> None:
+        """Put the ordinary tokens of the ``INSTR`` token here in its place (where
+        something other than a statement is read)."""
+        self.toks[self.i : self.i + 1] = self.plain_tokens(self.toks[self.i])
+
     # -- module ------------------------------------------------------------
 
     def parse_module(self) -> Module:
@@ -584,6 +602,8 @@ class Parser:
         self.expect_kind(DIR, "a section name")
         self.expect("{")
         while True:
+            if self.toks[self.i][0] == INSTR:
+                self.expand_here()
             kind, text, off = self.next()
             if kind == EOF:
                 raise self.error("expected '}' to close .section, found end of file", off)
@@ -932,6 +952,7 @@ class Parser:
         if nxt[0] == EOF or nxt[0] == DIR and nxt[1] in _DECLARATION_ENDS:
             return fn  # ptxas ends a declaration without ';' at the next module item
         self.reg_cache = {}
+        self.operand_cache = {}
         for p in params + rets:
             if p.space == ".reg":
                 self.regs.names[p.name] = p.type
@@ -957,7 +978,10 @@ class Parser:
         toks = self.toks
         while True:
             kind, text, off = toks[self.i]
-            if kind == ID:
+            if kind == INSTR:
+                self.i += 1
+                append(self.parse_instr_token(text, off))
+            elif kind == ID:
                 nxt = toks[self.i + 1]
                 if nxt[1] == ":" and nxt[0] == PUNCT:
                     append(self.parse_labelled())
@@ -986,6 +1010,7 @@ class Parser:
                     assert self.regs.parent is not None
                     self.regs = self.regs.parent
                     self.reg_cache = {}  # the inner scope's registers are gone
+                    self.operand_cache = {}
                     self.depth -= 1
                     append(Scope(inner, self.span(off)))
                 else:
@@ -1192,6 +1217,19 @@ class Parser:
                     )
                 self.i += 1
         self.i += 1
+        return self.finish_instr(opcode, mods, operands, pred, neg, start, full)
+
+    def finish_instr(
+        self,
+        opcode: str,
+        mods: tuple[str, ...],
+        operands: list[Operand],
+        pred: Reg | None,
+        neg: bool,
+        start: int,
+        full: str,
+    ) -> Instr:
+        """The checks that need the whole instruction, then the instruction."""
         if self.sel_seen and opcode not in VIDEO_OPCODES:
             for op in operands:
                 if isinstance(op, Sel):
@@ -1216,6 +1254,161 @@ class Parser:
                 raise self.error(kept, start)
             mods = kept
         return Instr(opcode, mods, operands, pred, neg, self.smap.span(start))
+
+    def parse_instr_token(self, text: str, start: int) -> Instr:
+        """An ``INSTR`` token (see :mod:`ptxopt.ptx.lexer`).  Operands that are
+        registers in scope, names, numbers, plain addresses (``[r]``, ``[r+n]``) or
+        vectors of registers are read from the text, each other operand by the
+        ordinary rules over its own tokens; a call, or an operand whose tokens do
+        not end where its text does, sends the whole instruction to the ordinary
+        rules.  The result is the instruction :meth:`parse_instr` reads from the
+        same text."""
+        pred: Reg | None = None
+        neg = False
+        if text[0] == "@":
+            guard, full, ops = text.split(None, 2)
+            neg = guard[1] == "!"
+            pname = guard[2:] if neg else guard[1:]
+            if not (self.regs.declared(pname) or is_special_register(pname)):
+                return self.instr_by_tokens(text, start)  # undeclared, or no name
+            pred = Reg(pname)
+        else:
+            full, ops = text.split(None, 1)
+        split = _OPCODES.get(full)
+        if split is None:
+            dot = full.find(".")
+            if dot < 0:
+                split = (full, ())
+            else:
+                split = (full[:dot], tuple("." + x for x in full[dot + 1 :].split(".")))
+            if len(_OPCODES) < 100_000:
+                _OPCODES[full] = split
+        opcode, mods = split
+        if opcode == "call":
+            return self.instr_by_tokens(text, start)
+        self.is_call = False
+        self.is_branch = opcode == "bra"
+        self.is_memory = opcode in _ELEMENT_ADDRESS_OPS
+        self.sel_seen = False
+        cache = self.operand_cache
+        operands: list[Operand] = []
+        if "[" not in ops and "{" not in ops:
+            # names and numbers only: no white space inside an operand
+            pieces = ops[: ops.rindex(";")].replace(" ", "").replace("\t", "").split(",")
+        else:
+            pieces = _PIECE.findall(ops[: ops.rindex(";")])
+        for piece in pieces:
+            op = cache.get(piece)
+            if op is None:
+                c = piece[0]
+                if c == "[":
+                    op = self.fast_address(piece)
+                elif c == "{":
+                    op = self.fast_vector(piece)
+                elif c == "-" or "0" <= c <= "9":
+                    op = _NUMBERS.get(piece)
+                else:
+                    op = self.fast_name(piece)
+                if op is None:
+                    op = self.operand_by_tokens(text, start, piece)
+                    if op is None:
+                        return self.instr_by_tokens(text, start)
+                    if type(op) is Imm and len(_NUMBERS) < 100_000:
+                        _NUMBERS[piece] = op  # a number means the same anywhere
+            operands.append(op)
+        return self.finish_instr(opcode, mods, operands, pred, neg, start, full)
+
+    def fast_name(self, text: str) -> Operand | None:
+        """A name operand read from its text: a register in scope (remembered for the
+        scope), ``_``, or a symbol; ``None`` where the ordinary rules must decide
+        (vectors, selectors, ``WARP_SZ``, undeclared ``%`` names)."""
+        reg = self.reg_cache.get(text)
+        if reg is None:
+            if self.regs.declared(text) or is_special_register(text):
+                reg = self.reg_cache[text] = Reg(text)
+            elif text == "_":
+                return Sink()
+            elif (
+                not text
+                or text[0] == "%"
+                or "." in text
+                or text == "WARP_SZ"
+                or _ID_TOKEN.fullmatch(text) is None
+                or self.regs.vector(text) is not None
+            ):
+                return None
+            else:
+                return Sym(text)
+        self.operand_cache[text] = reg
+        return reg
+
+    def fast_address(self, text: str) -> Addr | None:
+        """``[name]``, ``[name+n]`` or ``[name+-n]`` (``n`` decimal) from its text."""
+        inner = text[1:-1]
+        plus = inner.find("+")
+        if plus < 0:
+            if "-" in inner or "," in inner:
+                return None
+            base = self.fast_name(inner.strip(" \t"))
+            offset = 0
+        else:
+            number = inner[plus + 1 :].strip(" \t")
+            if _DECIMAL.fullmatch(number) is None:
+                return None
+            base = self.fast_name(inner[:plus].strip(" \t"))
+            offset = int(number)
+        if base is None or type(base) is Sink:
+            return None
+        addr = Addr(base, offset, (), plus >= 0)
+        if type(base) is Reg:
+            self.operand_cache[text] = addr
+        return addr
+
+    def fast_vector(self, text: str) -> Vec | None:
+        """``{r1, r2, ...}`` of registers in scope (no special register) or ``_``."""
+        elems: list[Operand] = []
+        for item in text[1:-1].split(","):
+            op = self.fast_name(item.strip(" \t"))
+            if op is None or type(op) is Sym or type(op) is Reg and is_special_register(op.name):
+                return None
+            elems.append(op)
+        vec = Vec(tuple(elems))
+        self.operand_cache[text] = vec
+        return vec
+
+    def operand_by_tokens(self, text: str, start: int, piece: str) -> Operand | None:
+        """The operand ``piece`` of the ``INSTR`` token ``text`` (at ``start``) by the
+        ordinary rules, or ``None`` if its tokens do not make exactly one operand."""
+        at = start + _piece_offset(text, piece)
+        toks = tokenize_span(self.text, at, at + len(piece), self.smap)
+        end = at + len(piece)
+        toks.append((PUNCT, ";", end))
+        toks.append((EOF, "", end))
+        saved, saved_i = self.toks, self.i
+        self.toks, self.i = toks, 0
+        try:
+            op = self.parse_operand()
+            whole = self.i == len(toks) - 2
+        finally:
+            self.toks, self.i = saved, saved_i
+        return op if whole else None
+
+    def instr_by_tokens(self, text: str, start: int) -> Instr:
+        """The ``INSTR`` token ``text`` (at ``start``) read by the ordinary rules."""
+        toks = tokenize_span(self.text, start, start + len(text), self.smap)
+        toks.append((EOF, "", start + len(text)))
+        saved, saved_i = self.toks, self.i
+        self.toks, self.i = toks, 0
+        try:
+            if toks[0][1] == "@" and toks[0][0] == PUNCT:
+                self.i = 1
+                neg = self.accept("!")
+                ptok = self.expect_kind(ID, "a predicate register")
+                self.check_reg(ptok)
+                return self.parse_instr(Reg(ptok[1]), neg, start)
+            return self.parse_instr(None, False, start)
+        finally:
+            self.toks, self.i = saved, saved_i
 
     def register(self, tok: Token) -> Operand:
         """A register operand: a plain or special register, a vector register (all
@@ -1381,6 +1574,32 @@ class Parser:
             extra.append(self.parse_operand())
         self.expect("]")
         return Addr(base, offset, tuple(extra), plus)
+
+
+# an INSTR token: guard ('!', register), opcode, operands (see ptxopt.ptx.lexer)
+_INSTR_PARTS = re.compile(r"(?:@(!?)([^ \t]+)[ \t]+)?([^ \t]+)[ \t]+(.*?)[ \t]*;\Z", re.S)
+# one operand of an INSTR token's operand text that has brackets or braces
+_PIECE = re.compile(r"\[[^\]]*\]|\{[^}]*\}|[^,\[{ \t]+")
+_ID_TOKEN = re.compile(r"(?:[A-Za-z][\w$]*|[_$%][\w$]+)(?:\.[\w$:]+)*", re.ASCII)
+_DECIMAL = re.compile(r"-?(?:0|[1-9][0-9]{0,17})", re.ASCII)
+# operand text -> immediate, for the numbers of INSTR tokens (shared by all parses:
+# a number's meaning does not depend on where it stands)
+_NUMBERS: dict[str, Imm] = {}
+
+
+def _piece_offset(text: str, piece: str) -> int:
+    """Where the operand ``piece`` is in the INSTR token ``text``: the first place
+    after the opcode where it stands as a whole operand."""
+    m = _INSTR_PARTS.match(text)
+    assert m is not None
+    pos = m.start(4)
+    while True:
+        at = text.index(piece, pos)
+        before = text[at - 1]
+        after = text[at + len(piece)]
+        if before in " \t," and after in " \t,;":
+            return at
+        pos = at + 1
 
 
 _INIT_SPACE = re.compile(r"\s*([{}])\s*")

@@ -753,21 +753,23 @@ class Validator:
         type (a special register's name), each immediate as written; ``None`` for any
         other operand (addresses, symbols, vectors...).  An instruction of a shape
         already found valid in this module is valid: nothing else enters the checks."""
-        sig: list[object] = []
+        sig: list[object] = [ins.opcode, ins.mods, None]
+        append = sig.append
+        names = scope.names  # the innermost scope first: most names are found there
         for op in ins.operands:
             t = type(op)
             if t is Reg:
                 name = op.name  # type: ignore[union-attr]
-                rt = scope.lookup(name)
-                sig.append(rt if rt is not None else name)
+                rt = names.get(name) or scope.lookup(name)
+                append(rt if rt is not None else name)
             elif t is Imm:
-                sig.append(op)
+                append(op.text)  # type: ignore[union-attr]  # its spelling gives its value
             else:
                 return None
-        guard: str | None = None
         if ins.pred is not None:
-            guard = scope.lookup(ins.pred.name) or ins.pred.name
-        return (ins.opcode, ins.mods, guard, *sig)
+            pname = ins.pred.name
+            sig[2] = names.get(pname) or scope.lookup(pname) or pname
+        return tuple(sig)
 
     def instr(self, ins: Instr, scope: _Scope) -> None:
         shape = self.shape(ins, scope)
