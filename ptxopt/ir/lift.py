@@ -128,45 +128,6 @@ def _build_blocks(func: Func, items: list[Item]) -> None:
 # 3. SSA construction
 
 
-def _collect_slots(func: Func) -> None:
-    """Record for every instruction the register names of its def and use slots,
-    and the implicit ones (guard, tied olds, carry)."""
-    for b in func.blocks:
-        for inst in b.insts:
-            info = inst.info
-            if info is None:
-                continue
-            ast = inst.ast
-            ops = ast.operands
-            nops = len(ops)
-            dnames: list[str] = []
-            unames: list[str] = []
-            tied: list[bool] | None = None
-            rmw = info.rmw
-            for k in info.defs:
-                if k < nops:
-                    start = len(dnames)
-                    reg_names(ops[k], dnames)
-                    if k in rmw:
-                        if tied is None:
-                            tied = [False] * start
-                        tied.extend([True] * (len(dnames) - start))
-                    elif tied is not None:
-                        tied.extend([False] * (len(dnames) - start))
-            defs = info.defs
-            for k in info.uses:
-                if k < nops and k not in defs:
-                    reg_names(ops[k], unames)
-            inst.slot_names = dnames + unames
-            # defs/uses temporarily hold names; replaced by values during renaming.
-            inst.defs = dnames  # type: ignore[assignment]
-            inst.uses = unames  # type: ignore[assignment]
-            if ast.pred is not None and dnames:
-                inst.olds = [True] * len(dnames)  # type: ignore[list-item]
-            elif tied is not None and any(tied):
-                inst.olds = [True if t else None for t in tied]  # type: ignore[misc]
-
-
 def lift_function(fn: Function) -> Func:
     func = Func(fn)
     for p in fn.params + fn.rets:
@@ -181,7 +142,6 @@ def lift_function(fn: Function) -> Func:
     func.scopes = scoped.scopes
     func.origins = scoped.origins
     _build_blocks(func, scoped.items)
-    _collect_slots(func)
     _construct_ssa(func)
     return func
 
@@ -199,62 +159,129 @@ def _construct_ssa(func: Func) -> None:
     blocks = func.blocks
     n = len(blocks)
     reg_types = func.reg_types
+    # Every register gets an index on first sight; a special register a negative
+    # one (-2 - its position in ``spec_names``; -1 means "none"): it is never defined, so it takes
+    # no part in liveness and reads as the function's value for it.
     var_index: dict[str, int] = {}
     var_names: list[str] = []
+    spec_names: list[str] = []
 
-    def vidx(name: str) -> int:
-        k = var_index.get(name)
-        if k is None:
-            k = var_index[name] = len(var_names)
-            var_names.append(name)
+    def known(name: str, ast: Instr, write: bool = False) -> int:
+        try:
+            reg_types[name]  # a name of a range is entered on first sight
+        except KeyError:
+            if name != CARRY:
+                if write:
+                    raise PtxError(ast.span, f"cannot write to '{name}'") from None
+                if not is_special_register(name):
+                    raise PtxError(ast.span, f"undeclared register '{name}'") from None
+                k = var_index[name] = -2 - len(spec_names)
+                spec_names.append(name)
+                return k
+        k = var_index[name] = len(var_names)
+        var_names.append(name)
         return k
 
     # Upward-exposed uses and definitions per block, gathered as index lists and
     # turned into bitsets once per block (per-operand big-int updates would cost
-    # O(registers) each).
+    # O(registers) each).  The instructions' name lists become index lists here
+    # (pred and carry codes live in ``extra`` until renaming).
+    index_get = var_index.get
     uses = [0] * n
     defs = [0] * n
     def_blocks: dict[int, list[int]] = {}
+    extra: dict[int, tuple[int, int]] = {}  # id(inst) -> (pred code, carry-in code)
+    carry_k = -1
     for b in blocks:
         used: list[int] = []
         defined: set[int] = set()
         for inst in b.insts:
-            if inst.info is None:
+            info = inst.info
+            if info is None:
                 continue
+            # the register names of the def slots, then of the use slots
             ast = inst.ast
-            names: list[str] = list(inst.uses)  # type: ignore[arg-type]
-            if ast.pred is not None:
-                names.append(ast.pred.name)
-            if inst.olds is not None:
-                for j, t in enumerate(inst.olds):
-                    if t is not None:
-                        names.append(inst.defs[j])  # type: ignore[arg-type]
-            if inst.info.carry_in:
-                names.append(CARRY)
-            k: int | None
-            for nm in names:
-                k = var_index.get(nm)  # a register seen before: declared
+            ops = ast.operands
+            nops = len(ops)
+            dnames: list[str] = []
+            unames: list[str] = []
+            tied: list[bool] | None = None
+            rmw = info.rmw
+            slot_defs = info.defs
+            for slot in slot_defs:
+                if slot < nops:
+                    start = len(dnames)
+                    reg_names(ops[slot], dnames)
+                    if slot in rmw:
+                        if tied is None:
+                            tied = [False] * start
+                        tied.extend([True] * (len(dnames) - start))
+                    elif tied is not None:
+                        tied.extend([False] * (len(dnames) - start))
+            for slot in info.uses:
+                if slot < nops and slot not in slot_defs:
+                    reg_names(ops[slot], unames)
+            inst.slot_names = dnames + unames
+            # tied old values: predicated (partial) definitions, read-modify-write slots
+            olds: list[bool | None] | None = None
+            if ast.pred is not None and dnames:
+                olds = [True] * len(dnames)
+            elif tied is not None and any(tied):
+                olds = [True if t else None for t in tied]
+            inst.olds = olds  # type: ignore[assignment]
+            ucodes: list[int] = []
+            for nm in unames:
+                k = index_get(nm)
                 if k is None:
-                    if nm in reg_types or nm == CARRY:
-                        k = vidx(nm)
-                    elif not is_special_register(nm):
-                        raise PtxError(ast.span, f"undeclared register '{nm}'")
-                    else:
-                        continue
-                if k not in defined:
+                    k = known(nm, ast)
+                ucodes.append(k)
+                if k >= 0 and k not in defined:
                     used.append(k)
-            dnames: list[str] = list(inst.defs)  # type: ignore[arg-type]
-            if inst.info.carry_out:
-                dnames.append(CARRY)
-            for nm in dnames:
-                k = var_index.get(nm)
+            inst.uses = ucodes  # type: ignore[assignment]
+            pk = ck = -1
+            if ast.pred is not None:
+                nm = ast.pred.name
+                k = index_get(nm)
                 if k is None:
-                    if nm not in reg_types and nm != CARRY:
-                        raise PtxError(ast.span, f"cannot write to '{nm}'")
-                    k = vidx(nm)
+                    k = known(nm, ast)
+                pk = k
+                if k >= 0 and k not in defined:
+                    used.append(k)
+            if olds is not None:
+                for j, t in enumerate(olds):
+                    if t is not None:
+                        nm = dnames[j]
+                        k = index_get(nm)
+                        if k is None:
+                            k = known(nm, ast)
+                        if k >= 0 and k not in defined:
+                            used.append(k)
+            if info.carry_in:
+                if carry_k < 0:
+                    carry_k = known(CARRY, ast)
+                ck = carry_k
+                if ck not in defined:
+                    used.append(ck)
+            if pk != -1 or ck != -1:
+                extra[id(inst)] = (pk, ck)
+            dcodes: list[int] = []
+            for nm in dnames:
+                k = index_get(nm)
+                if k is None:
+                    k = known(nm, ast, True)
+                elif k < 0:
+                    raise PtxError(ast.span, f"cannot write to '{nm}'")
+                dcodes.append(k)
                 if k not in defined:
                     defined.add(k)
                     def_blocks.setdefault(k, []).append(b.index)
+            if info.carry_out:
+                if carry_k < 0:
+                    carry_k = known(CARRY, ast)
+                if carry_k not in defined:
+                    defined.add(carry_k)
+                    def_blocks.setdefault(carry_k, []).append(b.index)
+            inst.defs = dcodes  # type: ignore[assignment]
         uses[b.index] = _bitset(used)
         defs[b.index] = _bitset(defined)
     func.reg_types.setdefault(CARRY, ".pred")
@@ -292,15 +319,18 @@ def _construct_ssa(func: Func) -> None:
             v = func.new_value(p.name, p.type, "param")
             func.params.append(v)
             param_by_name[p.name] = v
-            if p.name in var_index:
-                stacks[var_index[p.name]].append(v)
+            k = var_index.get(p.name)
+            if k is not None and k >= 0:
+                stacks[k].append(v)
 
-    def read(name: str) -> Value:
-        k = var_index.get(name)
-        if k is None:
-            return func.special(name)
-        st = stacks[k]
-        return st[-1] if st else func.undef(name)
+    def missing(k: int) -> Value:
+        """The value of a register no definition reaches (or of a special one)."""
+        if k < 0:
+            return func.special(spec_names[-2 - k])
+        return func.undef(var_names[k])
+
+    new_value = func.new_value
+    no_extra = (-1, -1)
 
     def rename_block(b: Block, pushed: list[int]) -> None:
         for phi in b.phis:
@@ -311,37 +341,44 @@ def _construct_ssa(func: Func) -> None:
             info = inst.info
             if info is None:
                 continue
-            ast = inst.ast
-            inst.uses = [read(nm) for nm in inst.uses]  # type: ignore[arg-type]
-            if ast.pred is not None:
-                inst.pred = read(ast.pred.name)
-            dnames: list[str] = inst.defs  # type: ignore[assignment]
-            if inst.olds is not None:
+            ucodes: list[int] = inst.uses  # type: ignore[assignment]
+            inst.uses = [st[-1] if k >= 0 and (st := stacks[k]) else missing(k) for k in ucodes]
+            dcodes: list[int] = inst.defs  # type: ignore[assignment]
+            olds = inst.olds
+            pk, ck = extra.get(id(inst), no_extra)
+            if pk != -1:
+                inst.pred = stacks[pk][-1] if pk >= 0 and stacks[pk] else missing(pk)
+            if olds is not None:
                 inst.olds = [
-                    read(dnames[j]) if t is not None else None for j, t in enumerate(inst.olds)
+                    (st[-1] if (st := stacks[dcodes[j]]) else missing(dcodes[j]))
+                    if t is not None
+                    else None
+                    for j, t in enumerate(olds)
                 ]
-            if info.carry_in:
-                inst.carry_in = read(CARRY)
+            if ck != -1:
+                st = stacks[ck]
+                inst.carry_in = st[-1] if st else missing(ck)
             new_defs: list[Value] = []
-            for nm in dnames:
-                k = var_index[nm]
-                v = func.new_value(nm, reg_types[nm], "inst", inst, b)
+            for k in dcodes:
+                nm = var_names[k]
+                v = new_value(nm, reg_types[nm], "inst", inst, b)
                 new_defs.append(v)
                 stacks[k].append(v)
                 pushed.append(k)
             inst.defs = new_defs
             if info.carry_out:
-                k = var_index[CARRY]
-                v = func.new_value(CARRY, ".pred", "inst", inst, b)
+                v = new_value(CARRY, ".pred", "inst", inst, b)
                 inst.carry_out = v
-                stacks[k].append(v)
-                pushed.append(k)
+                stacks[carry_k].append(v)
+                pushed.append(carry_k)
         for s in b.succs:
             j = s.preds.index(b)
             for phi in s.phis:
                 while len(phi.incoming) < len(s.preds):
                     phi.incoming.append(None)  # type: ignore[arg-type]
-                phi.incoming[j] = read(phi.result.var)
+                k = var_index[phi.result.var]
+                st = stacks[k]
+                phi.incoming[j] = st[-1] if st else missing(k)
 
     # iterative pre-order walk of the dominator tree
     work: list[tuple[int, list[int] | None]] = [(0, None)]

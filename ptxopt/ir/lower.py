@@ -15,7 +15,7 @@ from __future__ import annotations
 import re
 from collections.abc import Callable
 
-from ptxopt.ir.core import CARRY, Block, Func, Inst, IRModule
+from ptxopt.ir.core import CARRY, Block, Func, Inst, IRModule, Value
 from ptxopt.ir.operands import rebuild
 from ptxopt.ir.out_of_ssa import Assignment, Copy, destruct
 from ptxopt.ir.parallel_copy import sequentialize
@@ -88,7 +88,7 @@ class _Lowerer:
     def lower_inst(self, inst: Inst) -> Instr:
         reg = self.asg.reg.get
         names: list[str | Imm] = [reg(d.id, d.var) for d in inst.defs]
-        names.extend(u if type(u) is Imm else reg(u.id, u.var) for u in inst.uses)  # type: ignore[union-attr]
+        names += [u if u.__class__ is Imm else reg(u.id, u.var) for u in inst.uses]  # type: ignore[union-attr]
         pred = inst.pred
         ast = inst.ast
         pred_name = reg(pred.id, pred.var) if pred is not None else None
@@ -218,11 +218,21 @@ class _Lowerer:
         asg = self.asg
         used: dict[str, str] = {}
         types = func.reg_types
-        for v in func.values():
-            if v.var == CARRY:
-                continue
-            name = asg.reg.get(v.id, v.var)
-            used.setdefault(name, types.get(name) or asg.new_regs.get(name) or v.type)
+        reg = asg.reg.get
+        new_regs = asg.new_regs
+
+        def note(vs: list[Value]) -> None:
+            for v in vs:
+                name = reg(v.id, v.var)
+                if name not in used and name != CARRY:
+                    used[name] = types.get(name) or new_regs.get(name) or v.type
+
+        note(func.params)
+        for b in func.blocks:
+            note([phi.result for phi in b.phis])
+            for ins in b.insts:
+                if ins.defs:
+                    note(ins.defs)
         for u in func.undefs.values():  # registers read before any write
             if u.var != CARRY:
                 used.setdefault(u.var, types.get(u.var, u.type))

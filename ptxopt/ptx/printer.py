@@ -17,6 +17,7 @@ from ptxopt.ptx.ast import (
     Module,
     Param,
     RawStmt,
+    Reg,
     RegDecl,
     Scope,
     Stmt,
@@ -31,7 +32,8 @@ def format_instr(ins: Instr) -> str:
     name = ins.opcode + "".join(ins.mods)
     if not ins.operands:
         return f"{guard}{name};"
-    return f"{guard}{name} \t{', '.join(map(str, ins.operands))};"
+    ops = ", ".join([o.name if o.__class__ is Reg else str(o) for o in ins.operands])  # type: ignore[union-attr]
+    return f"{guard}{name} \t{ops};"
 
 
 def format_var(v: VarDecl) -> str:
