@@ -44,7 +44,7 @@ from ptxopt.ori.capability import (
     has_uniform_file,
     uniform_form,
 )
-from ptxopt.ori.view import Web, record_reads, scan
+from ptxopt.ori.view import Use, Web, record_reads, scan
 from ptxopt.ptx.ast import Imm
 
 __all__ = [
@@ -260,9 +260,13 @@ def _folded_multiplies(webs: list[Web], ctx: _Ctx) -> set[int]:
     source is read in R: %r1866 is ``S2R R0, SR_CTAID.X`` + ``SHF.R.S32.HI R0``."""
     out: set[int] = set()
     for w in webs:
-        if len(w.defs) != 1 or len(w.uses) != 1:
+        if len(w.defs) != 1 or not w.uses:
             continue
         d = w.defs[0]
+        if len(w.uses) > 1 or w.width != 1:
+            if _folded_wide(w, d, ctx):
+                out.add(id(d))
+            continue
         is_mul = d.ast.opcode == "mul" and ctx.cls[id(d)] == "IMAD" and ".lo" in d.ast.mods
         is_shl = d.ast.opcode == "shl" and isinstance(d.ast.operands[-1], Imm)
         if not (is_mul or is_shl):
@@ -278,6 +282,28 @@ def _folded_multiplies(webs: list[Web], ctx: _Ctx) -> set[int]:
             continue
         out.add(id(d))
     return out
+
+
+def _per_thread_add(u: Use, ctx: _Ctx) -> bool:
+    """``u`` is a register operand of an integer ``add`` whose result is varying."""
+    r = u.inst
+    if r.ast.opcode != "add" or ctx.cls[id(r)] != "IADD3" or u.slot < 0:
+        return False
+    return bool(r.defs) and not all(ctx.div.is_uniform(x) for x in r.defs)
+
+
+def _folded_wide(w: Web, d: Inst, ctx: _Ctx) -> bool:
+    """A uniform ``mul.wide`` every reader of which is a per-thread ``add``: ptxas
+    emits one per-thread ``IMAD.WIDE`` per add, with the add's other operand as the
+    64-bit addend (``mul.wide.u32 %rd5, %r3, 4; add.s64 %rd6, %rd4, %rd5`` ->
+    ``IMAD.WIDE.U32 R2, R3, 0x4, R4``), so the product is never a register of its
+    own; an immediate factor holds the IMAD's UR/constant slot, as for the folded
+    shift, and the uniform factor is then read in R."""
+    if d.ast.opcode != "mul" or ".wide" not in d.ast.mods or ctx.cls[id(d)] != "IMAD":
+        return False
+    if w.width != 2 or any(ctx.div.is_varying(v) for v in w.values):
+        return False
+    return all(_per_thread_add(u, ctx) for u in w.uses)
 
 
 def _read_uniformly(s: Web, ctx: _Ctx) -> bool:
