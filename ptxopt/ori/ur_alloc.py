@@ -388,6 +388,49 @@ def _branch_only_compare(w: Web, ctx: _Ctx) -> bool:
     return True
 
 
+def _backward(b: Inst) -> bool:
+    """``b`` is a branch back to itself or an earlier block (a loop latch)."""
+    blk = b.block
+    return blk is not None and any(s.index <= blk.index for s in blk.succs)
+
+
+def _is_param(s: Web | None, ctx: _Ctx) -> bool:
+    """``s`` is a kernel parameter: a constant operand loaded by ``ld.param``."""
+    return (
+        s is not None
+        and s.name in ctx.consts
+        and all(d.ast.opcode == "ld" and ctx.cls[id(d)] == "LDC" for d in s.defs)
+    )
+
+
+def _zero_test_branch(w: Web, ctx: _Ctx) -> bool:
+    """A uniform integer compare against zero -- on sm_90 also against a kernel
+    parameter -- whose only readers are branch guards: ptxas emits one per-thread
+    ``ISETP`` that reads the uniform value from UR and the zero as RZ (``ISETP.NE.AND
+    P0, PT, R3, RZ, PT`` for ``setp.eq.s32 %p8, %r333, 0; @%p8 bra``), not UISETP
+    into UP plus the PLOP3 that moves UP into the branch's P.  The parameter is a
+    ``c[0x0][...]`` operand of the same ISETP on sm_90."""
+    if not w.is_pred or not w.uses or not w.defs:
+        return False
+    if any(u.slot != -1 or ctx.cls[id(u.inst)] != "BRA" for u in w.uses):
+        return False
+    for d in w.defs:
+        if ctx.cls[id(d)] != "ISETP" or d.ast.opcode != "setp":
+            return False
+        imms = [o for o in d.ast.operands if isinstance(o, Imm)]
+        regs = [v for v in d.uses if isinstance(v, Value)]
+        if len(imms) + len(regs) != 2:
+            return False
+        zero = any(o.value == 0 for o in imms)
+        if not zero and not (
+            ctx.sm >= 90
+            and any(_is_param(ctx.webs.get(v.var), ctx) for v in regs)
+            and not any(_backward(u.inst) for u in w.uses)
+        ):
+            return False
+    return True
+
+
 def _broadcast(d: Inst) -> bool:
     """``shfl.sync.idx`` from a fixed lane (its result uniform, which the caller has
     checked): lanes of a warp-uniform source hold one value, so ptxas drops the
@@ -453,6 +496,8 @@ def _eligible(w: Web, ctx: _Ctx) -> str:
         return "multiply folded into the per-thread add that reads it (IMAD)"
     if _branch_only_compare(w, ctx):
         return "compare read only by branches: ISETP reads the uniform source"
+    if _zero_test_branch(w, ctx):
+        return "compare with zero (sm_90: a parameter) read only by branches: ISETP"
     if w.width == 2 and not ctx.cutlass:
         for u in w.uses:
             if u.address and ctx.cls[id(u.inst)] in ("LDG", "STG", "ATOMG", "LD", "ST"):

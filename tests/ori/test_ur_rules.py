@@ -62,3 +62,68 @@ def test_uniform_wide_multiply_read_by_per_thread_adds_is_folded() -> None:
     # a uniform reader keeps the product a UIMAD.WIDE
     uniform = FOLDED_WIDE.replace("add.s64 %rd3, %rd1, %rd2;", "add.s64 %rd3, %rd1, 16;")
     assert _files(uniform, 80)["%rd1"] == "UR"
+
+
+# cuda/atomics.O3.sm75.ptx lines 190-192 at sm_80: USHF, then ISETP reading UR4
+ZERO_TEST = _kernel(
+    """mov.u32 %r1, %ctaid.x;
+shr.u32 %r2, %r1, 1;
+setp.eq.s32 %p1, %r2, 0;
+@%p1 bra DONE;
+add.s32 %r3, %r2, 7;
+mov.u32 %r4, %tid.x;
+add.s32 %r5, %r4, %r3;
+ld.param.u64 %rd1, [p];
+st.global.u32 [%rd1], %r5;
+DONE:
+"""
+)
+
+
+def test_branch_compare_with_zero_is_a_per_thread_isetp() -> None:
+    """``setp.eq %p1, %r2, 0; @%p1 bra`` is ``ISETP.NE.AND P1, PT, RZ, UR4, PT``: the
+    predicate is a P, the compared value stays UR."""
+    for sm in (80, 90):
+        f = _files(ZERO_TEST, sm)
+        assert f["%p1"] == "P" and f["%r2"] == "UR"
+    # against a non-zero immediate: UISETP + PLOP3, as before
+    assert _files(ZERO_TEST.replace("%r2, 0;", "%r2, 3;"), 80)["%p1"] == "UP"
+
+
+# cub/histogram.sm90.ptx line 1448: setp.ge %p13, %ctaid.y-derived, <param>
+PARAM_TEST = _kernel(
+    """mov.u32 %r1, %ctaid.y;
+add.s32 %r2, %r1, 1;
+ld.param.u32 %r3, [n];
+setp.ge.s32 %p1, %r2, %r3;
+@%p1 bra DONE;
+mov.u32 %r4, %tid.x;
+add.s32 %r5, %r4, %r2;
+ld.param.u64 %rd1, [p];
+st.global.u32 [%rd1], %r5;
+DONE:
+"""
+)
+
+PARAM_LATCH = _kernel(
+    """mov.u32 %r1, %ctaid.y;
+ld.param.u32 %r3, [n];
+LOOP:
+add.s32 %r1, %r1, 1;
+mov.u32 %r4, %tid.x;
+add.s32 %r5, %r4, %r1;
+ld.param.u64 %rd1, [p];
+st.global.u32 [%rd1], %r5;
+setp.lt.s32 %p1, %r1, %r3;
+@%p1 bra LOOP;
+"""
+)
+
+
+def test_branch_compare_with_a_parameter_is_per_thread_on_sm90() -> None:
+    """On sm_90 a forward branch on ``value <op> parameter`` is one per-thread ISETP
+    (``ISETP.LE.AND P0, PT, R4, UR4, PT``); sm_80 keeps UISETP; a loop latch's compare
+    of the counter with the bound stays UISETP on both."""
+    assert _files(PARAM_TEST, 90)["%p1"] == "P"
+    assert _files(PARAM_TEST, 80)["%p1"] == "UP"
+    assert _files(PARAM_LATCH, 90)["%p1"] == "UP"
