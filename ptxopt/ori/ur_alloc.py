@@ -431,6 +431,29 @@ def _zero_test_branch(w: Web, ctx: _Ctx) -> bool:
     return True
 
 
+def _zero_tested_mask(w: Web, ctx: _Ctx) -> bool:
+    """An ``and`` whose every reader is ``setp.eq``/``setp.ne`` of it against zero:
+    ptxas computes the pair as one LOP3 that writes the predicate directly
+    (``and.b32 %r522, %r508, 3; setp.eq.s32 %p7, %r522, 0`` -> ``LOP3.LUT P0, RZ, R0,
+    0x3, RZ, 0xc0, !PT``, cub/histogram.sm80.ptx line 191 at sm_80): the mask itself
+    is never written to a register."""
+    if w.is_pred or len(w.defs) != 1 or not w.uses:
+        return False
+    d = w.defs[0]
+    if d.ast.opcode != "and" or ctx.cls[id(d)] != "LOP3":
+        return False
+    for u in w.uses:
+        c = u.inst
+        if u.slot < 0 or c.ast.opcode != "setp" or ctx.cls[id(c)] != "ISETP":
+            return False
+        if not (".eq" in c.ast.mods or ".ne" in c.ast.mods):
+            return False
+        imms = [o for o in c.ast.operands if isinstance(o, Imm)]
+        if len(c.uses) != 1 or len(imms) != 1 or imms[0].value != 0:
+            return False
+    return True
+
+
 def _broadcast(d: Inst) -> bool:
     """``shfl.sync.idx`` from a fixed lane (its result uniform, which the caller has
     checked): lanes of a warp-uniform source hold one value, so ptxas drops the
@@ -498,6 +521,8 @@ def _eligible(w: Web, ctx: _Ctx) -> str:
         return "compare read only by branches: ISETP reads the uniform source"
     if _zero_test_branch(w, ctx):
         return "compare with zero (sm_90: a parameter) read only by branches: ISETP"
+    if _zero_tested_mask(w, ctx):
+        return "mask tested against zero: one LOP3 writes the predicate"
     if w.width == 2 and not ctx.cutlass:
         for u in w.uses:
             if u.address and ctx.cls[id(u.inst)] in ("LDG", "STG", "ATOMG", "LD", "ST"):

@@ -127,3 +127,28 @@ def test_branch_compare_with_a_parameter_is_per_thread_on_sm90() -> None:
     assert _files(PARAM_TEST, 90)["%p1"] == "P"
     assert _files(PARAM_TEST, 80)["%p1"] == "UP"
     assert _files(PARAM_LATCH, 90)["%p1"] == "UP"
+
+
+# cub/histogram.sm80.ptx lines 190-191 at sm_80: LOP3.LUT P0, RZ, R0, 0x3, RZ, 0xc0, !PT
+MASK_TEST = _kernel(
+    """mov.u32 %r1, %ctaid.x;
+and.b32 %r2, %r1, 3;
+setp.eq.s32 %p1, %r2, 0;
+selp.b32 %r3, 1, 2, %p1;
+mov.u32 %r4, %tid.x;
+add.s32 %r5, %r4, %r3;
+ld.param.u64 %rd1, [p];
+st.global.u32 [%rd1], %r5;
+"""
+)
+
+
+def test_mask_tested_against_zero_is_no_register() -> None:
+    """``and %r2, %r1, 3; setp.eq %p1, %r2, 0`` is one LOP3 that writes the predicate:
+    the mask is never a UR write."""
+    for sm in (80, 90):
+        p = _plan(MASK_TEST, sm)
+        assert p.webs["%r2"].file == "R"
+        assert p.webs["%r2"].why.startswith("mask tested against zero")
+    # a mask compared with anything but zero is an ordinary ULOP3
+    assert _files(MASK_TEST.replace("%r2, 0;", "%r2, 1;"), 80)["%r2"] == "UR"
