@@ -176,6 +176,7 @@ class _Ctx:
     consts: set[str] = field(default_factory=set)  # webs that are constant operands
     folded: set[int] = field(default_factory=set)  # id(inst) of muls folded into an add
     tolerate_bridges: bool = False
+    variables: set[str] = field(default_factory=set)  # multi-valued, read per-thread
     uread: dict[str, bool] = field(default_factory=dict)  # _read_uniformly cache
 
 
@@ -613,6 +614,11 @@ def _cost(w: Web, ur: set[str], ctx: _Ctx, claims: dict[int, str], out: list[Bri
             bridges += 1
             r2ur += 1
             out.append(Bridge("R2UR", s.name, _line(d)))
+    if len(w.defs) > 1 and uniform_readers == 0 and _distinct_writes(w):
+        # a variable of the program that only per-thread instructions read: ptxas
+        # keeps it in R (see _distinct_writes)
+        ctx.variables.add(w.name)
+        return 2 + bridges
     if ctx.leaf_rule and uniform_readers == 0 and ctx.cls[id(w.defs[0])] not in ctx.leaf_exempt:
         bridges += 1  # read only by per-thread instructions: computed in R directly
     if ctx.tolerate_bridges and bridges and uniform_readers > bridges:
@@ -623,6 +629,19 @@ def _cost(w: Web, ur: set[str], ctx: _Ctx, claims: dict[int, str], out: list[Bri
         # (``IMAD.U32 R42, RZ, RZ, UR5``, cub/histogram.sm80.ptx line 6645 at sm_80)
         return 1
     return 1 + bridges
+
+
+def _distinct_writes(w: Web) -> bool:
+    """The writes of ``w`` are not all the same expression (``mov %r5, 0`` twice).
+    Such a web whose readers are all per-thread is a variable that ptxas keeps in R,
+    each write a per-thread instruction: ``mov.u16 %rs267, 1`` / ``selp.u16 %rs267,
+    1, 0, %p31`` on the two paths into ``$L__BB0_12`` are ``IMAD.MOV.U32 R6, RZ, RZ,
+    0x1`` / ``SEL R6, RZ, 0x1, !P0`` (cutlass/hopper_fp8_gemm.sm90a.ptx lines 130 and
+    145 at sm_90).  A loop-carried value that uniform instructions read stays UR
+    (the loop-carried rule in :func:`_cost`)."""
+    first = w.defs[0].ast
+    key = (first.name, tuple(map(repr, first.operands[1:])))
+    return any((d.ast.name, tuple(map(repr, d.ast.operands[1:]))) != key for d in w.defs[1:])
 
 
 class _MaxTree:
@@ -788,6 +807,8 @@ def plan_function(
             t.add(lo, hi, w.width)
         plan.budget_demoted += over
         for k in demote:
+            if k in ctx.variables:
+                why.setdefault(k, "a variable written with different values, read per-thread")
             why.setdefault(k, f"needs bridges (cost {cost[k]})")
         if not demote:
             break

@@ -152,3 +152,37 @@ def test_mask_tested_against_zero_is_no_register() -> None:
         assert p.webs["%r2"].why.startswith("mask tested against zero")
     # a mask compared with anything but zero is an ordinary ULOP3
     assert _files(MASK_TEST.replace("%r2, 0;", "%r2, 1;"), 80)["%r2"] == "UR"
+
+
+# cutlass/hopper_fp8_gemm.sm90a.ptx lines 130 and 145 at sm_90: IMAD.MOV.U32 R6, RZ, RZ, 0x1
+# and SEL R6, RZ, 0x1, !P0 on the two paths into $L__BB0_12
+VARIABLE = _kernel(
+    """mov.u32 %r1, %ctaid.x;
+setp.eq.s32 %p1, %r1, 5;
+mov.u32 %r2, 1;
+@%p1 bra JOIN;
+add.s32 %r2, %r1, 3;
+JOIN:
+mov.u32 %r4, %tid.x;
+add.s32 %r5, %r4, %r2;
+ld.param.u64 %rd1, [p];
+st.global.u32 [%rd1], %r5;
+"""
+)
+
+
+def test_variable_with_different_values_read_per_thread_is_r() -> None:
+    """A register written with different values on two paths and read only by
+    per-thread instructions is a variable ptxas keeps in R."""
+    for sm in (80, 90):
+        p = _plan(VARIABLE, sm)
+        assert p.webs["%r2"].file == "R"
+        assert p.webs["%r2"].why.startswith("a variable")
+    # a uniform reader keeps it UR
+    read = VARIABLE.replace(
+        "add.s32 %r5, %r4, %r2;", "add.s32 %r6, %r2, 9;\nadd.s32 %r5, %r4, %r6;"
+    )
+    assert _files(read, 80)["%r2"] == "UR"
+    # the same value on both paths is no variable
+    same = VARIABLE.replace("add.s32 %r2, %r1, 3;", "mov.u32 %r2, 1;")
+    assert not _plan(same, 80).webs["%r2"].why.startswith("a variable")
