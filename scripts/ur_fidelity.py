@@ -152,7 +152,7 @@ def measure_file(  # type: ignore[type-arg]
                     cls = "false UR" if pred else "missed UR"
                     stats["miss"][(cls, ins.ast.opcode, why)] += 1
                     stats["miss_rows"].append(
-                        f"{tgt}\t{path}:{line}\t{cls}\t{why}\t{lines[line - 1].strip()}"
+                        f"{tgt}\t{path}:{line}\t{cls}\t{why}\t{' '.join(lines[line - 1].split())}"
                         f"\t{' ; '.join(at_line.get(line, []))}"
                     )
                     if len(stats["examples"][(cls, ins.ast.opcode, why)]) < 2:
