@@ -591,7 +591,7 @@ def _cost(w: Web, ur: set[str], ctx: _Ctx, claims: dict[int, str], out: list[Bri
                 continue  # a wgmma matrix descriptor is read from UR
             if cc == "MMA" and c.ast.name.startswith("cp.async.bulk.tensor"):
                 continue  # a TMA copy reads every operand from UR (UTMALDG / UTMASTG)
-            shared = cc in ("LDS", "STS", "ATOMS")
+            shared = cc in ("LDS", "STS", "ATOMS", "SYNCS")
             if accepts_ur_source(cc) and shared == u.address:
                 owner = claims.setdefault(id(c), _slot_taker(c, ctx) or cur.name)
                 if owner == cur.name:

@@ -186,3 +186,28 @@ def test_variable_with_different_values_read_per_thread_is_r() -> None:
     # the same value on both paths is no variable
     same = VARIABLE.replace("add.s32 %r2, %r1, 3;", "mov.u32 %r2, 1;")
     assert not _plan(same, 80).webs["%r2"].why.startswith("a variable")
+
+
+# cutlass/hopper_fp8_gemm.sm90a.ptx lines 3015-3016 at sm_90: UPRMT UR16, UR9, 0x654, UR16
+# then SYNCS.ARRIVE.TRANS64.RED.A1T0 RZ, [UR16], RZ
+CLUSTER_ARRIVE = (
+    ".version 8.0\n.target sm_90a\n.address_size 64\n"
+    ".visible .entry k(.param .u64 p)\n{\n"
+    ".reg .b32 %r<8>; .reg .b64 %rd<4>;\n"
+    ".shared .align 8 .b64 bar[2];\n"
+    "mov.u32 %r1, bar;\n"
+    "mov.u32 %r2, %cluster_ctarank;\n"
+    "xor.b32 %r3, %r2, 1;\n"
+    "mapa.shared::cluster.u32 %r4, %r1, %r3;\n"
+    "mbarrier.arrive.release.cluster.shared::cluster.b64 _, [%r4];\n"
+    "ret;\n}\n"
+)
+
+
+def test_cluster_address_is_a_uprmt_read_by_syncs_from_ur() -> None:
+    """``mapa.shared::cluster`` puts the rank into the address's top byte (``UPRMT``)
+    and ``mbarrier.arrive`` reads its shared address from UR (``SYNCS ... [UR16]``)."""
+    p = _plan(CLUSTER_ARRIVE, 90)
+    assert p.webs["%r4"].cls == "PRMT"
+    assert p.webs["%r4"].file == "UR"
+    assert not [b for b in p.bridges if b.reg == "%r4"]
