@@ -307,6 +307,18 @@ def _folded_wide(w: Web, d: Inst, ctx: _Ctx) -> bool:
     return all(_per_thread_add(u, ctx) for u in w.uses)
 
 
+def _copied_factor(c: Inst, s: Web, ctx: _Ctx) -> bool:
+    """On sm_75-89, a uniform factor of a folded ``mul.wide`` (see :func:`_folded_wide`)
+    that finds the IMAD.WIDE's UR slot taken by the other factor, and that uniform
+    instructions read too, stays in UR and is copied to R for the IMAD
+    (``S2UR UR6, SR_CTAID.X`` ... ``IMAD.U32 R5, RZ, RZ, UR6; IMAD.WIDE R4, R5,
+    c[0x0][0x0], R8``, numba/clamp_count.sm80.ptx lines 52-55 at sm_80;
+    ``IMAD.U32 R0, RZ, RZ, UR4; IMAD.WIDE R114, R0, 0x2, R120``,
+    cutlass/ampere_fmha.sm80.ptx line 3306): no demotion.  On sm_90 ptxas computes
+    such a factor in R (the same clamp_count lines: ``S2R R4, SR_CTAID.X``)."""
+    return id(c) in ctx.folded and ".wide" in c.ast.mods and _read_uniformly(s, ctx)
+
+
 def _read_uniformly(s: Web, ctx: _Ctx) -> bool:
     """Some uniform instruction (not a folded multiply) reads ``s`` (cached per web)."""
     hit = ctx.uread.get(s.name)
@@ -595,6 +607,8 @@ def _cost(w: Web, ur: set[str], ctx: _Ctx, claims: dict[int, str], out: list[Bri
             if accepts_ur_source(cc) and shared == u.address:
                 owner = claims.setdefault(id(c), _slot_taker(c, ctx) or cur.name)
                 if owner == cur.name:
+                    continue
+                if ctx.sm < 90 and _copied_factor(c, cur, ctx):
                     continue
             if ctx.cutlass and u.address and cc in ("LDG", "STG", "ATOMG", "LD", "ST"):
                 continue

@@ -64,6 +64,37 @@ def test_uniform_wide_multiply_read_by_per_thread_adds_is_folded() -> None:
     assert _files(uniform, 80)["%rd1"] == "UR"
 
 
+# numba/clamp_count.sm80.ptx lines 50-55: %ntid and %ctaid each also feed a uniform cvt
+COPIED_FACTOR = _kernel(
+    """mov.u32 %r1, %ntid.x;
+cvt.s64.s32 %rd7, %r1;
+mov.u32 %r2, %ctaid.x;
+cvt.s64.s32 %rd8, %r2;
+mul.wide.s32 %rd1, %r1, %r2;
+mov.u32 %r3, %tid.x;
+cvt.s64.s32 %rd2, %r3;
+add.s64 %rd3, %rd1, %rd2;
+add.s64 %rd9, %rd7, %rd8;
+add.s64 %rd10, %rd3, %rd9;
+ld.param.u64 %rd4, [p];
+shl.b64 %rd5, %rd10, 2;
+add.s64 %rd6, %rd4, %rd5;
+st.global.u32 [%rd6], %r3;
+"""
+)
+
+
+def test_folded_wide_factor_read_uniformly_is_copied_below_sm90() -> None:
+    """sm_80: %ntid holds the IMAD.WIDE's constant slot and %ctaid, which a uniform
+    ``cvt`` reads too, stays UR and is copied to R (``S2UR UR6, SR_CTAID.X`` ...
+    ``IMAD.U32 R5, RZ, RZ, UR6; IMAD.WIDE R4, R5, c[0x0][0x0], R8``); sm_90 computes
+    it in R (``S2R R4, SR_CTAID.X``)."""
+    assert _files(COPIED_FACTOR, 80)["%r2"] == "UR"
+    assert _files(COPIED_FACTOR, 90)["%r2"] == "R"
+    for sm in (80, 90):
+        assert _files(COPIED_FACTOR, sm)["%rd1"] == "R"
+
+
 # cuda/atomics.O3.sm75.ptx lines 190-192 at sm_80: USHF, then ISETP reading UR4
 ZERO_TEST = _kernel(
     """mov.u32 %r1, %ctaid.x;
