@@ -97,6 +97,8 @@ def assembled(text: str, arch: str, cache: str) -> tuple[dict | None, float]:  #
 def measure_file(  # type: ignore[type-arg]
     path: str, text: str, arch: str, stats: dict, cache: str = "", tolerate: bool = False
 ) -> None:
+    """Score one file at one target into ``stats`` (every miss also goes to
+    ``stats["miss_rows"]``: target, file, line, kind, reason, PTX text, SASS there)."""
     from ptxopt.ori.report import module_plans
 
     sass, ptxas_s = assembled(text, arch, cache)
@@ -104,6 +106,7 @@ def measure_file(  # type: ignore[type-arg]
         stats["failed"].append((path, arch))
         return
     verdict: dict[int, set[str]] = defaultdict(set)
+    at_line: dict[int, list[str]] = defaultdict(list)
     for sf in sass.values():
         desc = {int(m) + k for i in sf.insts for m in _DESC.findall(i.text) for k in (0, 1)}
         for i in sf.insts:
@@ -112,6 +115,7 @@ def measure_file(  # type: ignore[type-arg]
                 v = "desc"  # a memory descriptor moved into UR: not a value of the line
             if v:
                 verdict[i.line].add(v)
+            at_line[i.line].append(i.text)
     t0 = time.perf_counter()
     mod, md, _ = analyze_text(text, path)
     t1 = time.perf_counter()
@@ -147,6 +151,10 @@ def measure_file(  # type: ignore[type-arg]
                     why = re.sub(r"\(cost \d+\)", "", re.sub(r"sm_\d+a?", "sm_N", why)).strip()
                     cls = "false UR" if pred else "missed UR"
                     stats["miss"][(cls, ins.ast.opcode, why)] += 1
+                    stats["miss_rows"].append(
+                        f"{tgt}\t{path}:{line}\t{cls}\t{why}\t{' '.join(lines[line - 1].split())}"
+                        f"\t{' ; '.join(at_line.get(line, []))}"
+                    )
                     if len(stats["examples"][(cls, ins.ast.opcode, why)]) < 2:
                         stats["examples"][(cls, ins.ast.opcode, why)].append(
                             f"{path}:{line} {lines[line - 1].strip()[:60]}"
@@ -166,7 +174,12 @@ def main() -> None:
     ap.add_argument("--only", default="")
     ap.add_argument("--skip-large", action="store_true")
     ap.add_argument("--targets", default="sm_80,sm_90")
-    ap.add_argument("--misses", type=int, default=30)
+    ap.add_argument("--misses", type=int, default=30, help="miss classes printed")
+    ap.add_argument(
+        "--miss-list",
+        default="",
+        help="write every missed line (target, file:line, kind, reason, PTX, SASS) to this file",
+    )
     ap.add_argument("--cache", default="", help="directory caching ptxas+nvdisasm results")
     ap.add_argument(
         "--tolerate-bridges",
@@ -182,6 +195,7 @@ def main() -> None:
     stats: dict = {  # type: ignore[type-arg]
         "model": defaultdict(Counter), "base": defaultdict(Counter), "miss": Counter(),
         "examples": defaultdict(list), "counts": defaultdict(list), "timing": [], "failed": [],
+        "miss_rows": [],
     }  # fmt: skip
     for f in manifest["files"]:
         path = f["path"]
@@ -227,6 +241,8 @@ def main() -> None:
             f"| {path} | {arch} | {n} | {ms:.2f} | {ans:.2f} | {ps:.2f} "
             f"| {ms / max(ps, 1e-9):.2f} |"
         )
+    if args.miss_list:
+        pathlib.Path(args.miss_list).write_text("".join(r + "\n" for r in stats["miss_rows"]))
     if stats["failed"]:
         print("\nptxas rejected:", stats["failed"])
 

@@ -48,6 +48,8 @@ EVIDENCE = {
     "probe-src": "probe kernel: a per-thread instance reads a UR source "
     "(e.g. 'IMNMX.U32 R2, R0, UR5', 'I2F R0, UR5', 'LDS R13, [UR4]')",
     "probe-s2ur": "probe kernel: 'S2UR UR4, SR_CTAID.X' for %ctaid, 'S2R' for %tid",
+    "syncs": "cutlass/hopper_fp8_gemm.sm90a.ptx line 3016 at sm_90: mbarrier.arrive on a "
+    "uniform shared::cluster address is 'SYNCS.ARRIVE.TRANS64.RED.A1T0 RZ, [UR16], RZ'",
     "probe-ldc": "probe kernel: parameters and %ntid/%nctaid are constant-bank reads "
     "(ULDC into UR, or a c[0x0][...] operand of a per-thread instruction)",
 }
@@ -108,6 +110,7 @@ _ROWS = [
     Capability("LDS", {}, True, ("probe-src",)),
     Capability("STS", {}, True, ("probe-src",)),
     Capability("ATOMS", {}, True, ("probe-src",)),
+    Capability("SYNCS", {}, True, ("syncs",)),
     Capability("LDG", {}, False, ("probe",)),
     Capability("STG", {}, False, ("probe",)),
     Capability("ATOMG", {}, False, ("probe",)),

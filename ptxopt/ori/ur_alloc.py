@@ -44,7 +44,7 @@ from ptxopt.ori.capability import (
     has_uniform_file,
     uniform_form,
 )
-from ptxopt.ori.view import Web, record_reads, scan
+from ptxopt.ori.view import Use, Web, record_reads, scan
 from ptxopt.ptx.ast import Imm
 
 __all__ = [
@@ -176,6 +176,7 @@ class _Ctx:
     consts: set[str] = field(default_factory=set)  # webs that are constant operands
     folded: set[int] = field(default_factory=set)  # id(inst) of muls folded into an add
     tolerate_bridges: bool = False
+    variables: set[str] = field(default_factory=set)  # multi-valued, read per-thread
     uread: dict[str, bool] = field(default_factory=dict)  # _read_uniformly cache
 
 
@@ -260,9 +261,13 @@ def _folded_multiplies(webs: list[Web], ctx: _Ctx) -> set[int]:
     source is read in R: %r1866 is ``S2R R0, SR_CTAID.X`` + ``SHF.R.S32.HI R0``."""
     out: set[int] = set()
     for w in webs:
-        if len(w.defs) != 1 or len(w.uses) != 1:
+        if len(w.defs) != 1 or not w.uses:
             continue
         d = w.defs[0]
+        if len(w.uses) > 1 or w.width != 1:
+            if _folded_wide(w, d, ctx):
+                out.add(id(d))
+            continue
         is_mul = d.ast.opcode == "mul" and ctx.cls[id(d)] == "IMAD" and ".lo" in d.ast.mods
         is_shl = d.ast.opcode == "shl" and isinstance(d.ast.operands[-1], Imm)
         if not (is_mul or is_shl):
@@ -278,6 +283,40 @@ def _folded_multiplies(webs: list[Web], ctx: _Ctx) -> set[int]:
             continue
         out.add(id(d))
     return out
+
+
+def _per_thread_add(u: Use, ctx: _Ctx) -> bool:
+    """``u`` is a register operand of an integer ``add`` whose result is varying."""
+    r = u.inst
+    if r.ast.opcode != "add" or ctx.cls[id(r)] != "IADD3" or u.slot < 0:
+        return False
+    return bool(r.defs) and not all(ctx.div.is_uniform(x) for x in r.defs)
+
+
+def _folded_wide(w: Web, d: Inst, ctx: _Ctx) -> bool:
+    """A uniform ``mul.wide`` every reader of which is a per-thread ``add``: ptxas
+    emits one per-thread ``IMAD.WIDE`` per add, with the add's other operand as the
+    64-bit addend (``mul.wide.u32 %rd5, %r3, 4; add.s64 %rd6, %rd4, %rd5`` ->
+    ``IMAD.WIDE.U32 R2, R3, 0x4, R4``), so the product is never a register of its
+    own; an immediate factor holds the IMAD's UR/constant slot, as for the folded
+    shift, and the uniform factor is then read in R."""
+    if d.ast.opcode != "mul" or ".wide" not in d.ast.mods or ctx.cls[id(d)] != "IMAD":
+        return False
+    if w.width != 2 or any(ctx.div.is_varying(v) for v in w.values):
+        return False
+    return all(_per_thread_add(u, ctx) for u in w.uses)
+
+
+def _copied_factor(c: Inst, s: Web, ctx: _Ctx) -> bool:
+    """On sm_75-89, a uniform factor of a folded ``mul.wide`` (see :func:`_folded_wide`)
+    that finds the IMAD.WIDE's UR slot taken by the other factor, and that uniform
+    instructions read too, stays in UR and is copied to R for the IMAD
+    (``S2UR UR6, SR_CTAID.X`` ... ``IMAD.U32 R5, RZ, RZ, UR6; IMAD.WIDE R4, R5,
+    c[0x0][0x0], R8``, numba/clamp_count.sm80.ptx lines 52-55 at sm_80;
+    ``IMAD.U32 R0, RZ, RZ, UR4; IMAD.WIDE R114, R0, 0x2, R120``,
+    cutlass/ampere_fmha.sm80.ptx line 3306): no demotion.  On sm_90 ptxas computes
+    such a factor in R (the same clamp_count lines: ``S2R R4, SR_CTAID.X``)."""
+    return id(c) in ctx.folded and ".wide" in c.ast.mods and _read_uniformly(s, ctx)
 
 
 def _read_uniformly(s: Web, ctx: _Ctx) -> bool:
@@ -362,6 +401,72 @@ def _branch_only_compare(w: Web, ctx: _Ctx) -> bool:
     return True
 
 
+def _backward(b: Inst) -> bool:
+    """``b`` is a branch back to itself or an earlier block (a loop latch)."""
+    blk = b.block
+    return blk is not None and any(s.index <= blk.index for s in blk.succs)
+
+
+def _is_param(s: Web | None, ctx: _Ctx) -> bool:
+    """``s`` is a kernel parameter: a constant operand loaded by ``ld.param``."""
+    return (
+        s is not None
+        and s.name in ctx.consts
+        and all(d.ast.opcode == "ld" and ctx.cls[id(d)] == "LDC" for d in s.defs)
+    )
+
+
+def _zero_test_branch(w: Web, ctx: _Ctx) -> bool:
+    """A uniform integer compare against zero -- on sm_90 also against a kernel
+    parameter -- whose only readers are branch guards: ptxas emits one per-thread
+    ``ISETP`` that reads the uniform value from UR and the zero as RZ (``ISETP.NE.AND
+    P0, PT, R3, RZ, PT`` for ``setp.eq.s32 %p8, %r333, 0; @%p8 bra``), not UISETP
+    into UP plus the PLOP3 that moves UP into the branch's P.  The parameter is a
+    ``c[0x0][...]`` operand of the same ISETP on sm_90."""
+    if not w.is_pred or not w.uses or not w.defs:
+        return False
+    if any(u.slot != -1 or ctx.cls[id(u.inst)] != "BRA" for u in w.uses):
+        return False
+    for d in w.defs:
+        if ctx.cls[id(d)] != "ISETP" or d.ast.opcode != "setp":
+            return False
+        imms = [o for o in d.ast.operands if isinstance(o, Imm)]
+        regs = [v for v in d.uses if isinstance(v, Value)]
+        if len(imms) + len(regs) != 2:
+            return False
+        zero = any(o.value == 0 for o in imms)
+        if not zero and not (
+            ctx.sm >= 90
+            and any(_is_param(ctx.webs.get(v.var), ctx) for v in regs)
+            and not any(_backward(u.inst) for u in w.uses)
+        ):
+            return False
+    return True
+
+
+def _zero_tested_mask(w: Web, ctx: _Ctx) -> bool:
+    """An ``and`` whose every reader is ``setp.eq``/``setp.ne`` of it against zero:
+    ptxas computes the pair as one LOP3 that writes the predicate directly
+    (``and.b32 %r522, %r508, 3; setp.eq.s32 %p7, %r522, 0`` -> ``LOP3.LUT P0, RZ, R0,
+    0x3, RZ, 0xc0, !PT``, cub/histogram.sm80.ptx line 191 at sm_80): the mask itself
+    is never written to a register."""
+    if w.is_pred or len(w.defs) != 1 or not w.uses:
+        return False
+    d = w.defs[0]
+    if d.ast.opcode != "and" or ctx.cls[id(d)] != "LOP3":
+        return False
+    for u in w.uses:
+        c = u.inst
+        if u.slot < 0 or c.ast.opcode != "setp" or ctx.cls[id(c)] != "ISETP":
+            return False
+        if not (".eq" in c.ast.mods or ".ne" in c.ast.mods):
+            return False
+        imms = [o for o in c.ast.operands if isinstance(o, Imm)]
+        if len(c.uses) != 1 or len(imms) != 1 or imms[0].value != 0:
+            return False
+    return True
+
+
 def _broadcast(d: Inst) -> bool:
     """``shfl.sync.idx`` from a fixed lane (its result uniform, which the caller has
     checked): lanes of a warp-uniform source hold one value, so ptxas drops the
@@ -427,6 +532,10 @@ def _eligible(w: Web, ctx: _Ctx) -> str:
         return "multiply folded into the per-thread add that reads it (IMAD)"
     if _branch_only_compare(w, ctx):
         return "compare read only by branches: ISETP reads the uniform source"
+    if _zero_test_branch(w, ctx):
+        return "compare with zero (sm_90: a parameter) read only by branches: ISETP"
+    if _zero_tested_mask(w, ctx):
+        return "mask tested against zero: one LOP3 writes the predicate"
     if w.width == 2 and not ctx.cutlass:
         for u in w.uses:
             if u.address and ctx.cls[id(u.inst)] in ("LDG", "STG", "ATOMG", "LD", "ST"):
@@ -494,10 +603,12 @@ def _cost(w: Web, ur: set[str], ctx: _Ctx, claims: dict[int, str], out: list[Bri
                 continue  # a wgmma matrix descriptor is read from UR
             if cc == "MMA" and c.ast.name.startswith("cp.async.bulk.tensor"):
                 continue  # a TMA copy reads every operand from UR (UTMALDG / UTMASTG)
-            shared = cc in ("LDS", "STS", "ATOMS")
+            shared = cc in ("LDS", "STS", "ATOMS", "SYNCS")
             if accepts_ur_source(cc) and shared == u.address:
                 owner = claims.setdefault(id(c), _slot_taker(c, ctx) or cur.name)
                 if owner == cur.name:
+                    continue
+                if ctx.sm < 90 and _copied_factor(c, cur, ctx):
                     continue
             if ctx.cutlass and u.address and cc in ("LDG", "STG", "ATOMG", "LD", "ST"):
                 continue
@@ -517,6 +628,11 @@ def _cost(w: Web, ur: set[str], ctx: _Ctx, claims: dict[int, str], out: list[Bri
             bridges += 1
             r2ur += 1
             out.append(Bridge("R2UR", s.name, _line(d)))
+    if len(w.defs) > 1 and uniform_readers == 0 and _distinct_writes(w):
+        # a variable of the program that only per-thread instructions read: ptxas
+        # keeps it in R (see _distinct_writes)
+        ctx.variables.add(w.name)
+        return 2 + bridges
     if ctx.leaf_rule and uniform_readers == 0 and ctx.cls[id(w.defs[0])] not in ctx.leaf_exempt:
         bridges += 1  # read only by per-thread instructions: computed in R directly
     if ctx.tolerate_bridges and bridges and uniform_readers > bridges:
@@ -527,6 +643,19 @@ def _cost(w: Web, ur: set[str], ctx: _Ctx, claims: dict[int, str], out: list[Bri
         # (``IMAD.U32 R42, RZ, RZ, UR5``, cub/histogram.sm80.ptx line 6645 at sm_80)
         return 1
     return 1 + bridges
+
+
+def _distinct_writes(w: Web) -> bool:
+    """The writes of ``w`` are not all the same expression (``mov %r5, 0`` twice).
+    Such a web whose readers are all per-thread is a variable that ptxas keeps in R,
+    each write a per-thread instruction: ``mov.u16 %rs267, 1`` / ``selp.u16 %rs267,
+    1, 0, %p31`` on the two paths into ``$L__BB0_12`` are ``IMAD.MOV.U32 R6, RZ, RZ,
+    0x1`` / ``SEL R6, RZ, 0x1, !P0`` (cutlass/hopper_fp8_gemm.sm90a.ptx lines 130 and
+    145 at sm_90).  A loop-carried value that uniform instructions read stays UR
+    (the loop-carried rule in :func:`_cost`)."""
+    first = w.defs[0].ast
+    key = (first.name, tuple(map(repr, first.operands[1:])))
+    return any((d.ast.name, tuple(map(repr, d.ast.operands[1:]))) != key for d in w.defs[1:])
 
 
 class _MaxTree:
@@ -692,6 +821,8 @@ def plan_function(
             t.add(lo, hi, w.width)
         plan.budget_demoted += over
         for k in demote:
+            if k in ctx.variables:
+                why.setdefault(k, "a variable written with different values, read per-thread")
             why.setdefault(k, f"needs bridges (cost {cost[k]})")
         if not demote:
             break

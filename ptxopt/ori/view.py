@@ -150,6 +150,11 @@ def sass_class(inst: Inst) -> str:
         return "ATOMS" if info.space == ".shared" else "ATOMG"
     if name in ("vote", "activemask", "redux", "elect"):
         return "VOTE"
+    if name.startswith("mbarrier"):
+        return "SYNCS"
+    if name == "mapa" and info.space == ".shared::cluster" and reg_count(t or ".u32") == 1:
+        # the rank goes into the address's top byte: PRMT R, R_rank, 0x654, R_addr
+        return "PRMT"
     if name.startswith(("mma", "wmma", "wgmma", "ldmatrix", "stmatrix", "cp")):
         return "MMA"
     return "OTHER"

@@ -1,0 +1,244 @@
+"""Rules of the uniform register model (ptxopt/ori/ur_alloc.py) read off ptxas 13.0.88
+SASS, one small kernel each: the file the model predicts for the webs the rule is
+about (docs/uniform-registers.md, fourth round, has the SASS each one comes from)."""
+
+from __future__ import annotations
+
+from ptxopt.analysis.divergence import analyze_module
+from ptxopt.ir.lift import lift_module
+from ptxopt.ori.ur_alloc import FuncPlan, plan_function
+from ptxopt.ptx.parser import parse
+
+HEAD = ".version 8.0\n.target sm_90\n.address_size 64\n"
+REGS = ".reg .b32 %r<16>; .reg .b64 %rd<12>; .reg .pred %p<6>;"
+
+
+def _kernel(body: str) -> str:
+    return (
+        HEAD
+        + ".visible .entry k(.param .u64 p, .param .u32 n)\n{\n"
+        + REGS
+        + "\n"
+        + body
+        + "ret;\n}\n"
+    )
+
+
+def _plan(text: str, sm: int) -> FuncPlan:
+    mod = lift_module(parse(text, "t.ptx"))
+    md = analyze_module(mod)
+    return plan_function(mod.func("k"), md.funcs["k"], sm)
+
+
+def _files(text: str, sm: int) -> dict[str, str]:
+    return {k: w.file for k, w in _plan(text, sm).webs.items()}
+
+
+# cuda/elementwise.O3.sm75.ptx lines 32-38: the grid-stride index
+FOLDED_WIDE = _kernel(
+    """mov.u32 %r1, %ntid.x;
+mov.u32 %r2, %ctaid.x;
+mul.wide.u32 %rd1, %r2, %r1;
+mov.u32 %r3, %tid.x;
+cvt.u64.u32 %rd2, %r3;
+add.s64 %rd3, %rd1, %rd2;
+ld.param.u64 %rd4, [p];
+shl.b64 %rd5, %rd3, 2;
+add.s64 %rd6, %rd4, %rd5;
+st.global.u32 [%rd6], %r3;
+"""
+)
+
+
+def test_uniform_wide_multiply_read_by_per_thread_adds_is_folded() -> None:
+    """``mul.wide.u32 %rd1, %ctaid, %ntid; add.s64 %rd3, %rd1, %tid`` is one
+    ``IMAD.WIDE.U32 R2, R5, c[0x0][0x0], R2`` at sm_80: the product is no register, and
+    with %ntid in the IMAD's constant slot %ctaid is read in R (``S2R R5``)."""
+    for sm in (80, 90):
+        p = _plan(FOLDED_WIDE, sm)
+        assert p.webs["%rd1"].file == "R"
+        assert p.webs["%rd1"].why.startswith("multiply folded")
+    assert _files(FOLDED_WIDE, 80)["%r2"] == "R"
+    # a uniform reader keeps the product a UIMAD.WIDE
+    uniform = FOLDED_WIDE.replace("add.s64 %rd3, %rd1, %rd2;", "add.s64 %rd3, %rd1, 16;")
+    assert _files(uniform, 80)["%rd1"] == "UR"
+
+
+# numba/clamp_count.sm80.ptx lines 50-55: %ntid and %ctaid each also feed a uniform cvt
+COPIED_FACTOR = _kernel(
+    """mov.u32 %r1, %ntid.x;
+cvt.s64.s32 %rd7, %r1;
+mov.u32 %r2, %ctaid.x;
+cvt.s64.s32 %rd8, %r2;
+mul.wide.s32 %rd1, %r1, %r2;
+mov.u32 %r3, %tid.x;
+cvt.s64.s32 %rd2, %r3;
+add.s64 %rd3, %rd1, %rd2;
+add.s64 %rd9, %rd7, %rd8;
+add.s64 %rd10, %rd3, %rd9;
+ld.param.u64 %rd4, [p];
+shl.b64 %rd5, %rd10, 2;
+add.s64 %rd6, %rd4, %rd5;
+st.global.u32 [%rd6], %r3;
+"""
+)
+
+
+def test_folded_wide_factor_read_uniformly_is_copied_below_sm90() -> None:
+    """sm_80: %ntid holds the IMAD.WIDE's constant slot and %ctaid, which a uniform
+    ``cvt`` reads too, stays UR and is copied to R (``S2UR UR6, SR_CTAID.X`` ...
+    ``IMAD.U32 R5, RZ, RZ, UR6; IMAD.WIDE R4, R5, c[0x0][0x0], R8``); sm_90 computes
+    it in R (``S2R R4, SR_CTAID.X``)."""
+    assert _files(COPIED_FACTOR, 80)["%r2"] == "UR"
+    assert _files(COPIED_FACTOR, 90)["%r2"] == "R"
+    for sm in (80, 90):
+        assert _files(COPIED_FACTOR, sm)["%rd1"] == "R"
+
+
+# cuda/atomics.O3.sm75.ptx lines 190-192 at sm_80: USHF, then ISETP reading UR4
+ZERO_TEST = _kernel(
+    """mov.u32 %r1, %ctaid.x;
+shr.u32 %r2, %r1, 1;
+setp.eq.s32 %p1, %r2, 0;
+@%p1 bra DONE;
+add.s32 %r3, %r2, 7;
+mov.u32 %r4, %tid.x;
+add.s32 %r5, %r4, %r3;
+ld.param.u64 %rd1, [p];
+st.global.u32 [%rd1], %r5;
+DONE:
+"""
+)
+
+
+def test_branch_compare_with_zero_is_a_per_thread_isetp() -> None:
+    """``setp.eq %p1, %r2, 0; @%p1 bra`` is ``ISETP.NE.AND P1, PT, RZ, UR4, PT``: the
+    predicate is a P, the compared value stays UR."""
+    for sm in (80, 90):
+        f = _files(ZERO_TEST, sm)
+        assert f["%p1"] == "P" and f["%r2"] == "UR"
+    # against a non-zero immediate: UISETP + PLOP3, as before
+    assert _files(ZERO_TEST.replace("%r2, 0;", "%r2, 3;"), 80)["%p1"] == "UP"
+
+
+# cub/histogram.sm90.ptx line 1448: setp.ge %p13, %ctaid.y-derived, <param>
+PARAM_TEST = _kernel(
+    """mov.u32 %r1, %ctaid.y;
+add.s32 %r2, %r1, 1;
+ld.param.u32 %r3, [n];
+setp.ge.s32 %p1, %r2, %r3;
+@%p1 bra DONE;
+mov.u32 %r4, %tid.x;
+add.s32 %r5, %r4, %r2;
+ld.param.u64 %rd1, [p];
+st.global.u32 [%rd1], %r5;
+DONE:
+"""
+)
+
+PARAM_LATCH = _kernel(
+    """mov.u32 %r1, %ctaid.y;
+ld.param.u32 %r3, [n];
+LOOP:
+add.s32 %r1, %r1, 1;
+mov.u32 %r4, %tid.x;
+add.s32 %r5, %r4, %r1;
+ld.param.u64 %rd1, [p];
+st.global.u32 [%rd1], %r5;
+setp.lt.s32 %p1, %r1, %r3;
+@%p1 bra LOOP;
+"""
+)
+
+
+def test_branch_compare_with_a_parameter_is_per_thread_on_sm90() -> None:
+    """On sm_90 a forward branch on ``value <op> parameter`` is one per-thread ISETP
+    (``ISETP.LE.AND P0, PT, R4, UR4, PT``); sm_80 keeps UISETP; a loop latch's compare
+    of the counter with the bound stays UISETP on both."""
+    assert _files(PARAM_TEST, 90)["%p1"] == "P"
+    assert _files(PARAM_TEST, 80)["%p1"] == "UP"
+    assert _files(PARAM_LATCH, 90)["%p1"] == "UP"
+
+
+# cub/histogram.sm80.ptx lines 190-191 at sm_80: LOP3.LUT P0, RZ, R0, 0x3, RZ, 0xc0, !PT
+MASK_TEST = _kernel(
+    """mov.u32 %r1, %ctaid.x;
+and.b32 %r2, %r1, 3;
+setp.eq.s32 %p1, %r2, 0;
+selp.b32 %r3, 1, 2, %p1;
+mov.u32 %r4, %tid.x;
+add.s32 %r5, %r4, %r3;
+ld.param.u64 %rd1, [p];
+st.global.u32 [%rd1], %r5;
+"""
+)
+
+
+def test_mask_tested_against_zero_is_no_register() -> None:
+    """``and %r2, %r1, 3; setp.eq %p1, %r2, 0`` is one LOP3 that writes the predicate:
+    the mask is never a UR write."""
+    for sm in (80, 90):
+        p = _plan(MASK_TEST, sm)
+        assert p.webs["%r2"].file == "R"
+        assert p.webs["%r2"].why.startswith("mask tested against zero")
+    # a mask compared with anything but zero is an ordinary ULOP3
+    assert _files(MASK_TEST.replace("%r2, 0;", "%r2, 1;"), 80)["%r2"] == "UR"
+
+
+# cutlass/hopper_fp8_gemm.sm90a.ptx lines 130 and 145 at sm_90: IMAD.MOV.U32 R6, RZ, RZ, 0x1
+# and SEL R6, RZ, 0x1, !P0 on the two paths into $L__BB0_12
+VARIABLE = _kernel(
+    """mov.u32 %r1, %ctaid.x;
+setp.eq.s32 %p1, %r1, 5;
+mov.u32 %r2, 1;
+@%p1 bra JOIN;
+add.s32 %r2, %r1, 3;
+JOIN:
+mov.u32 %r4, %tid.x;
+add.s32 %r5, %r4, %r2;
+ld.param.u64 %rd1, [p];
+st.global.u32 [%rd1], %r5;
+"""
+)
+
+
+def test_variable_with_different_values_read_per_thread_is_r() -> None:
+    """A register written with different values on two paths and read only by
+    per-thread instructions is a variable ptxas keeps in R."""
+    for sm in (80, 90):
+        p = _plan(VARIABLE, sm)
+        assert p.webs["%r2"].file == "R"
+        assert p.webs["%r2"].why.startswith("a variable")
+    # a uniform reader keeps it UR
+    read = VARIABLE.replace(
+        "add.s32 %r5, %r4, %r2;", "add.s32 %r6, %r2, 9;\nadd.s32 %r5, %r4, %r6;"
+    )
+    assert _files(read, 80)["%r2"] == "UR"
+    # the same value on both paths is no variable
+    same = VARIABLE.replace("add.s32 %r2, %r1, 3;", "mov.u32 %r2, 1;")
+    assert not _plan(same, 80).webs["%r2"].why.startswith("a variable")
+
+
+# cutlass/hopper_fp8_gemm.sm90a.ptx lines 3015-3016 at sm_90: UPRMT UR16, UR9, 0x654, UR16
+# then SYNCS.ARRIVE.TRANS64.RED.A1T0 RZ, [UR16], RZ
+CLUSTER_ARRIVE = (
+    ".version 8.0\n.target sm_90a\n.address_size 64\n"
+    ".visible .entry k(.param .u64 p)\n{\n"
+    ".reg .b32 %r<8>; .reg .b64 %rd<4>;\n"
+    ".shared .align 8 .b64 bar[2];\n"
+    "mov.u32 %r1, bar;\n"
+    "mov.u32 %r2, %cluster_ctarank;\n"
+    "xor.b32 %r3, %r2, 1;\n"
+    "mapa.shared::cluster.u32 %r4, %r1, %r3;\n"
+    "mbarrier.arrive.release.cluster.shared::cluster.b64 _, [%r4];\n"
+    "ret;\n}\n"
+)
+
+
+def test_cluster_address_is_a_uprmt_read_by_syncs_from_ur() -> None:
+    """``mapa.shared::cluster`` puts the rank into the address's top byte (``UPRMT``)
+    and ``mbarrier.arrive`` reads its shared address from UR (``SYNCS ... [UR16]``)."""
+    p = _plan(CLUSTER_ARRIVE, 90)
+    assert p.webs["%r4"].cls == "PRMT"
+    assert p.webs["%r4"].file == "UR"
+    assert not [b for b in p.bridges if b.reg == "%r4"]
