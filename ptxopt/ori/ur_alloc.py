@@ -252,9 +252,10 @@ def _scale(c: Inst) -> int:
 
 def _folded_multiplies(webs: list[Web], ctx: _Ctx) -> set[int]:
     """Uniform 32-bit ``mul.lo``, or ``shl`` by an immediate, whose one reader is a
-    per-thread ``add``: ptxas fuses the pair into one per-thread IMAD (``mul.lo %r15,
-    %ctaid, %ntid; add %r4, %r15, %tid`` -> ``IMAD R0, R3, UR4, R6``), so the product is
-    never a register of its own and its sources are read by a per-thread instruction
+    per-thread ``add`` (and a uniform ``mul.wide``, see :func:`_folded_wide`): ptxas
+    fuses the pair into one per-thread IMAD (``mul.lo %r15, %ctaid, %ntid; add %r4,
+    %r15, %tid`` -> ``IMAD R0, R3, UR4, R6``), so the product is never a register of its
+    own and its sources are read by a per-thread instruction
     with one UR slot.  With an immediate factor that slot is the immediate's
     (``shl.b32 %r1865, %r1866, 7; add.s32 %r213, %r1865, %r1185`` -> ``IMAD R3, R0, 0x80,
     R137``, cutlass/ampere_tf32_gemm.sm80.ptx line 1754 at sm_80), so the uniform
@@ -265,6 +266,8 @@ def _folded_multiplies(webs: list[Web], ctx: _Ctx) -> set[int]:
             continue
         d = w.defs[0]
         if len(w.uses) > 1 or w.width != 1:
+            # a 64-bit mul.lo splits (low half per-thread, high half UIMAD); a
+            # mul.wide read only by per-thread adds folds into each of them
             if _folded_wide(w, d, ctx):
                 out.add(id(d))
             continue
@@ -272,8 +275,6 @@ def _folded_multiplies(webs: list[Web], ctx: _Ctx) -> set[int]:
         is_shl = d.ast.opcode == "shl" and isinstance(d.ast.operands[-1], Imm)
         if not (is_mul or is_shl):
             continue
-        if w.width != 1:
-            continue  # a 64-bit product splits: low half per-thread, high half UIMAD
         r = w.uses[0].inst
         if r.ast.opcode != "add" or ctx.cls[id(r)] != "IADD3" or w.uses[0].slot < 0:
             continue
@@ -418,11 +419,16 @@ def _is_param(s: Web | None, ctx: _Ctx) -> bool:
 
 def _zero_test_branch(w: Web, ctx: _Ctx) -> bool:
     """A uniform integer compare against zero -- on sm_90 also against a kernel
-    parameter -- whose only readers are branch guards: ptxas emits one per-thread
-    ``ISETP`` that reads the uniform value from UR and the zero as RZ (``ISETP.NE.AND
-    P0, PT, R3, RZ, PT`` for ``setp.eq.s32 %p8, %r333, 0; @%p8 bra``), not UISETP
-    into UP plus the PLOP3 that moves UP into the branch's P.  The parameter is a
-    ``c[0x0][...]`` operand of the same ISETP on sm_90."""
+    parameter, unless the branch is a loop latch -- whose only readers are branch
+    guards: ptxas emits one per-thread ``ISETP`` that reads the uniform value from UR
+    and the zero as RZ (``shr.u32 %r57, %r1, 1; setp.eq.s32 %p2, %r57, 0; @%p2 bra``
+    -> ``USHF.R.U32.HI UR4, URZ, 0x1, UR4; ISETP.NE.AND P1, PT, RZ, UR4, PT``,
+    cuda/atomics.O3.sm75.ptx lines 190-192 at sm_80), not UISETP into UP plus the
+    PLOP3 that moves UP into the branch's P.  On sm_90 the parameter comes by a
+    per-thread LDC (``setp.ge.s32 %p13, %ctaid.y, <param>`` -> ``ISETP.LE.AND P0, PT,
+    R4, UR4, PT``, cub/histogram.sm90.ptx line 1448); the compare of a uniform loop's
+    counter with its bound at the latch stays UISETP
+    (cutlass/ampere_conv2d_fprop.sm80.ptx line 1094 at sm_90)."""
     if not w.is_pred or not w.uses or not w.defs:
         return False
     if any(u.slot != -1 or ctx.cls[id(u.inst)] != "BRA" for u in w.uses):

@@ -1,6 +1,6 @@
 """Rules of the uniform register model (ptxopt/ori/ur_alloc.py) read off ptxas 13.0.88
 SASS, one small kernel each: the file the model predicts for the webs the rule is
-about (docs/uniform-registers.md, fourth round, has the SASS each one comes from)."""
+about (docs/uniform-registers.md, third round, has the SASS each one comes from)."""
 
 from __future__ import annotations
 
