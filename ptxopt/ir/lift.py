@@ -28,6 +28,7 @@ from ptxopt.ptx.ast import (
     Instr,
     Module,
     PtxError,
+    Reg,
     Sym,
 )
 from ptxopt.ptx.opcodes import is_special_register, lookup
@@ -191,6 +192,7 @@ def _construct_ssa(func: Func) -> None:
     defs = [0] * n
     def_blocks: dict[int, list[int]] = {}
     extra: dict[int, tuple[int, int]] = {}  # id(inst) -> (pred code, carry-in code)
+    only_uses: dict[int, list[int]] = {}  # id(info) -> its use slots that are no def slots
     carry_k = -1
     for b in blocks:
         used: list[int] = []
@@ -207,20 +209,30 @@ def _construct_ssa(func: Func) -> None:
             unames: list[str] = []
             tied: list[bool] | None = None
             rmw = info.rmw
-            slot_defs = info.defs
-            for slot in slot_defs:
+            for slot in info.defs:
                 if slot < nops:
                     start = len(dnames)
-                    reg_names(ops[slot], dnames)
+                    o = ops[slot]
+                    if o.__class__ is Reg:
+                        dnames.append(o.name)  # type: ignore[union-attr]
+                    else:
+                        reg_names(o, dnames)
                     if slot in rmw:
                         if tied is None:
                             tied = [False] * start
                         tied.extend([True] * (len(dnames) - start))
                     elif tied is not None:
                         tied.extend([False] * (len(dnames) - start))
-            for slot in info.uses:
-                if slot < nops and slot not in slot_defs:
-                    reg_names(ops[slot], unames)
+            use_slots = only_uses.get(id(info))
+            if use_slots is None:
+                use_slots = only_uses[id(info)] = [k for k in info.uses if k not in info.defs]
+            for slot in use_slots:
+                if slot < nops:
+                    o = ops[slot]
+                    if o.__class__ is Reg:
+                        unames.append(o.name)  # type: ignore[union-attr]
+                    elif o.__class__ is not Imm:
+                        reg_names(o, unames)
             inst.slot_names = dnames + unames
             # tied old values: predicated (partial) definitions, read-modify-write slots
             olds: list[bool | None] | None = None

@@ -221,18 +221,19 @@ class _Lowerer:
         reg = asg.reg.get
         new_regs = asg.new_regs
 
-        def note(vs: list[Value]) -> None:
-            for v in vs:
-                name = reg(v.id, v.var)
-                if name not in used and name != CARRY:
-                    used[name] = types.get(name) or new_regs.get(name) or v.type
-
-        note(func.params)
+        values: list[Value] = list(func.params)
         for b in func.blocks:
-            note([phi.result for phi in b.phis])
+            values.extend([phi.result for phi in b.phis])
             for ins in b.insts:
                 if ins.defs:
-                    note(ins.defs)
+                    values.extend(ins.defs)
+        plain_get = dict.get  # a name lifting entered; RegTypes.get for the others
+        for v in values:
+            name = reg(v.id, v.var)
+            if name not in used and name != CARRY:
+                used[name] = (
+                    plain_get(types, name) or types.get(name) or new_regs.get(name) or v.type
+                )
         for u in func.undefs.values():  # registers read before any write
             if u.var != CARRY:
                 used.setdefault(u.var, types.get(u.var, u.type))

@@ -420,6 +420,27 @@ def special_register_type(name: str) -> str:
     return ".u32"
 
 
+_WORD = re.compile(r"[\w$]+")
+# What the checks of one instruction found, kept for the whole process: a long-lived
+# one (the Triton hook, the drop-in's server) validates many modules that share most
+# shapes.  The modifier match depends on the opcode and modifiers alone; whether a
+# shape (see Validator.shape) is valid, on the target and the address size besides.
+_MATCH_CACHE: dict[tuple[str, tuple[str, ...]], _Form | str] = {}
+_SHAPES: dict[tuple[tuple[int, str], int], set[tuple[object, ...]]] = {}
+_CACHE_LIMIT = 200_000
+
+
+def _valid_shapes(arch: tuple[int, str], address_size: int) -> set[tuple[object, ...]]:
+    """The process-wide set of shapes found valid under ``arch`` and ``address_size``
+    (emptied, with the modifier matches, when the caches grow past a bound)."""
+    if len(_MATCH_CACHE) > _CACHE_LIMIT:
+        _MATCH_CACHE.clear()
+    shapes = _SHAPES.get((arch, address_size))
+    if shapes is None or len(shapes) > _CACHE_LIMIT:
+        shapes = _SHAPES[(arch, address_size)] = set()
+    return shapes
+
+
 class Validator:
     def __init__(self, mod: Module) -> None:
         self.mod = mod
@@ -429,8 +450,8 @@ class Validator:
         self.address_size = 64
         self.seen_locs: set[tuple[int, int, int]] = set()
         self.functions: dict[str, Function] = {}
-        self.match_cache: dict[tuple[str, tuple[str, ...]], _Form | str] = {}
-        # shapes of instructions found valid (see :meth:`shape`)
+        self.match_cache = _MATCH_CACHE
+        # shapes of instructions found valid (see :meth:`shape`), set by :meth:`header`
         self.valid_shapes: set[tuple[object, ...]] = set()
 
     def error(self, span: Span | None, message: str) -> PtxError:
@@ -533,6 +554,7 @@ class Validator:
                 raise self.error(it.span, "duplicate .version directive")
             if isinstance(it, Directive) and it.name == ".target" and k > n_targets:
                 raise self.error(it.span, ".target after the module header")
+        self.valid_shapes = _valid_shapes(self.arch, self.address_size)
 
     def variable(self, v: VarDecl) -> None:
         if v.type not in _STORAGE_TYPES or v.type == ".pred" and v.space != ".reg":
@@ -748,11 +770,14 @@ class Validator:
         return res
 
     def shape(self, ins: Instr, scope: _Scope) -> tuple[object, ...] | None:
-        """What the checks of :meth:`instr` depend on, for an instruction whose operands
-        are plain registers and immediates: opcode, modifiers, each register's declared
-        type (a special register's name), each immediate as written; ``None`` for any
-        other operand (addresses, symbols, vectors...).  An instruction of a shape
-        already found valid in this module is valid: nothing else enters the checks."""
+        """What the checks of :meth:`instr` depend on: opcode, modifiers, and for each
+        operand what the checks read of it -- a register's declared type (a special
+        register's name), an immediate as written, a symbol's state space in the
+        function and in the module and whether it is a label, and the same for the
+        base of an address without extra terms and the elements of a vector.  ``None``
+        where an operand is something else (a call's lists, an expression...).  An
+        instruction of a shape already found valid under the same target and address
+        size is valid: nothing else enters the checks."""
         sig: list[object] = [ins.opcode, ins.mods, None]
         append = sig.append
         names = scope.names  # the innermost scope first: most names are found there
@@ -765,11 +790,56 @@ class Validator:
             elif t is Imm:
                 append(op.text)  # type: ignore[union-attr]  # its spelling gives its value
             else:
-                return None
+                key = self.operand_key(op, scope)
+                if key is None:
+                    return None
+                append(key)
         if ins.pred is not None:
             pname = ins.pred.name
             sig[2] = names.get(pname) or scope.lookup(pname) or pname
         return tuple(sig)
+
+    def operand_key(self, op: Operand, scope: _Scope) -> tuple[object, ...] | None:
+        """The part of :meth:`shape` for an operand other than a register or an
+        immediate (a tuple, so never equal to theirs), or ``None``."""
+        t = type(op)
+        if t is Sym:
+            name: str = op.name  # type: ignore[union-attr]
+            if _WORD.fullmatch(name) is None:
+                return None  # the checks read a part of the name
+            return ("sym", self.locals.get(name), self.symbols.get(name), name in self.labels)
+        if t is Addr:
+            a: Addr = op  # type: ignore[assignment]
+            if a.extra:
+                return None
+            base = a.base
+            if base is None:
+                return ("[",)
+            inner = (
+                (scope.lookup(base.name) or base.name,)
+                if type(base) is Reg
+                else self.operand_key(base, scope)
+            )
+            return None if inner is None else ("[", *inner)
+        if t is Vec:
+            elems: list[object] = ["{"]
+            for e in op.elems:  # type: ignore[union-attr]
+                te = type(e)
+                if te is Reg:
+                    elems.append(scope.lookup(e.name) or e.name)  # type: ignore[union-attr]
+                elif te is Imm:
+                    elems.append(e.text)  # type: ignore[union-attr]
+                elif te is Sink:
+                    elems.append(("_",))
+                else:
+                    return None
+            return tuple(elems)
+        if t is Sink:
+            return ("_",)
+        if t is Not and type(op.operand) is Reg:  # type: ignore[union-attr]
+            name = op.operand.name  # type: ignore[union-attr]
+            return ("!", scope.lookup(name) or name)
+        return None
 
     def instr(self, ins: Instr, scope: _Scope) -> None:
         shape = self.shape(ins, scope)
