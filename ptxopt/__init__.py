@@ -8,12 +8,14 @@ values)`` (:mod:`ptxopt.specialization`) are loaded on first use, so that
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (start-up)
 
 __version__ = "0.1.0"
 __all__ = ["__version__", "analyze", "explain", "optimize", "specialize"]
 
 if TYPE_CHECKING:
+    from typing import Any
+
     from ptxopt.api import analyze, explain, optimize
     from ptxopt.specialization import specialize
 

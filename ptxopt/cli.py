@@ -12,13 +12,12 @@ import gc
 import os
 import re
 import sys
-import tempfile
 from collections.abc import Sequence
-from typing import TYPE_CHECKING
 
 from ptxopt import __version__
 from ptxopt.ptx.ast import PtxError
 
+TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (start-up)
 if TYPE_CHECKING:
     from ptxopt.phases import Step
 
@@ -27,15 +26,15 @@ EXAMPLE_PREFIX = "example:"
 
 def example_path(name: str) -> str:
     """Path of a PTX example shipped with the package (``example:reduce.ptx``)."""
-    from importlib import resources
-
-    base = resources.files("ptxopt") / "examples"
+    # the package's own directory (importlib.resources would cost start-up: it
+    # imports pathlib, tempfile and typing, and a file path is needed anyway)
+    base = os.path.join(os.path.dirname(os.path.abspath(__file__)), "examples")
     stem = name if name.endswith(".ptx") else name + ".ptx"
-    path = base / stem
-    if not path.is_file():
-        known = sorted(p.name for p in base.iterdir() if p.name.endswith(".ptx"))
+    path = os.path.join(base, stem)
+    if os.path.basename(stem) != stem or not os.path.isfile(path):
+        known = sorted(n for n in os.listdir(base) if n.endswith(".ptx"))
         raise PtxError(None, f"no example '{name}' (shipped: {', '.join(known)})")
-    return str(path)
+    return path
 
 
 def read_input(path: str) -> tuple[str, str]:
@@ -62,7 +61,9 @@ def write_output(path: str | None, text: str) -> None:
         sys.stdout.write(text)
         return
     directory = os.path.dirname(os.path.abspath(path))
-    fd, tmp = tempfile.mkstemp(prefix=".ptxopt-", suffix=".tmp", dir=directory)
+    # a fresh name beside the output (tempfile costs start-up and makes the file 0600)
+    tmp = os.path.join(directory, f".ptxopt-{os.getpid()}-{os.urandom(6).hex()}.tmp")
+    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666)
     try:
         with os.fdopen(fd, "w", encoding="utf-8") as f:
             f.write(text)
@@ -197,8 +198,36 @@ def cmd_passes(args: argparse.Namespace) -> int:
     return 0
 
 
+def _help_width() -> int:
+    """The width argparse would take from ``shutil.get_terminal_size`` (``COLUMNS``,
+    then the terminal, then 80), without importing shutil (start-up)."""
+    try:
+        columns = int(os.environ.get("COLUMNS", "0"))
+    except ValueError:
+        columns = 0
+    if columns <= 0:
+        try:
+            columns = os.get_terminal_size(sys.__stdout__.fileno()).columns  # type: ignore[union-attr]
+        except (AttributeError, ValueError, OSError):
+            columns = 0
+    return (columns or 80) - 2
+
+
+class _Formatter(argparse.HelpFormatter):
+    def __init__(self, prog: str) -> None:
+        super().__init__(prog, width=_help_width())
+
+
+class _Parser(argparse.ArgumentParser):
+    """An argument parser (and its subcommands') with :class:`_Formatter`."""
+
+    def __init__(self, *args: object, **kwargs: object) -> None:
+        kwargs.setdefault("formatter_class", _Formatter)
+        super().__init__(*args, **kwargs)  # type: ignore[arg-type]
+
+
 def build_parser(extra_commands: Sequence[str] = ()) -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
+    parser = _Parser(
         prog="ptxopt",
         description="A warp-aware PTX middle-end: parse, lift to SSA, analyze, optimize, print.",
     )

@@ -7,10 +7,13 @@ the methods of some thirty dataclasses took a quarter of the start-up time."""
 from __future__ import annotations
 
 from operator import attrgetter
-from typing import Any, ClassVar, TypeVar
 
 set_field = object.__setattr__  # how a Record's ``__init__`` sets its fields
-R = TypeVar("R", bound="Record | Node")
+TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (start-up)
+if TYPE_CHECKING:
+    from typing import Any, ClassVar, TypeVar
+
+    R = TypeVar("R", bound="Record | Node")
 
 
 def _slots(node: object) -> tuple[str, ...]:

@@ -23,12 +23,12 @@ numbers of the dominator tree (``a`` dominates ``b`` iff ``pre[a] <= pre[b] <= l
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
 
 from ptxopt.analysis.graph import Graph, Succs, check_graph, preds_of
 from ptxopt.analysis.rpo import reverse_postorder, rpo_numbers
+from ptxopt.record import Node
 
+TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (start-up)
 if TYPE_CHECKING:
     from ptxopt.analysis.manager import AnalysisManager
 
@@ -83,8 +83,7 @@ def immediate_dominators(
     return idom, rpo
 
 
-@dataclass(slots=True)
-class DomTree:
+class DomTree(Node):
     """Dominator tree of a CFG (see the module docstring for conventions).
 
     ``idom[b]``: immediate dominator; ``children[b]``: dominator-tree children in RPO order;
@@ -93,17 +92,48 @@ class DomTree:
     ``rpo``/``rpo_num``: the CFG reverse postorder used to build the tree.
     """
 
-    entry: int
-    idom: list[int]
-    children: list[list[int]]
-    depth: list[int]
-    preorder: list[int]
-    pre: list[int]
-    last: list[int]
-    rpo: list[int]
-    rpo_num: list[int]
-    preds: Sequence[Sequence[int]] = field(repr=False)
-    _frontiers: list[list[int]] | None = field(default=None, repr=False, compare=False)
+    __slots__ = (
+        "entry", "idom", "children", "depth", "preorder", "pre", "last", "rpo", "rpo_num",
+        "preds", "_frontiers",
+    )  # fmt: skip
+    _compare = __slots__[:-1]  # what equality looks at (repr: without preds)
+
+    def __init__(
+        self,
+        entry: int,
+        idom: list[int],
+        children: list[list[int]],
+        depth: list[int],
+        preorder: list[int],
+        pre: list[int],
+        last: list[int],
+        rpo: list[int],
+        rpo_num: list[int],
+        preds: Sequence[Sequence[int]],
+        _frontiers: list[list[int]] | None = None,
+    ) -> None:
+        self.entry = entry
+        self.idom = idom
+        self.children = children
+        self.depth = depth
+        self.preorder = preorder
+        self.pre = pre
+        self.last = last
+        self.rpo = rpo
+        self.rpo_num = rpo_num
+        self.preds = preds
+        self._frontiers = _frontiers
+
+    def __eq__(self, other: object) -> bool:
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return all(getattr(self, n) == getattr(other, n) for n in self._compare)
+
+    __hash__ = None  # type: ignore[assignment]  # mutable: as a dataclass, unhashable
+
+    def __repr__(self) -> str:
+        fields = ", ".join(f"{n}={getattr(self, n)!r}" for n in self._compare[:-1])
+        return f"DomTree({fields})"
 
     # -- construction -----------------------------------------------------------------------
 

@@ -11,20 +11,25 @@ asked for its ``Graph`` through :class:`ptxopt.analysis.manager.AnalysisManager`
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
-from typing import TYPE_CHECKING, Protocol, runtime_checkable
 
+from ptxopt.record import Record, set_field
+
+TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (start-up)
 if TYPE_CHECKING:
+    from typing import Protocol
+
     from ptxopt.analysis.manager import AnalysisManager
 
 Succs = Sequence[Sequence[int]]
 
 
-@runtime_checkable
-class CfgSource(Protocol):
-    """Anything that can describe its CFG as successor lists of block indices (entry = 0)."""
+if TYPE_CHECKING:
 
-    def cfg_succs(self) -> Sequence[Sequence[int]]: ...
+    class CfgSource(Protocol):
+        """Anything that can describe its CFG as successor lists of block indices
+        (entry = 0)."""
+
+        def cfg_succs(self) -> Sequence[Sequence[int]]: ...
 
 
 def preds_of(succs: Succs) -> list[list[int]]:
@@ -48,13 +53,20 @@ def check_graph(succs: Succs, entry: int = 0) -> None:
                 raise ValueError(f"edge {u}->{v} leaves the graph of {n} nodes")
 
 
-@dataclass(frozen=True, slots=True)
-class Graph:
+class Graph(Record):
     """An immutable CFG: successor and predecessor lists of nodes ``0 .. n-1`` and an entry."""
 
+    __slots__ = ("succs", "preds", "entry")
     succs: tuple[tuple[int, ...], ...]
     preds: tuple[tuple[int, ...], ...]
-    entry: int = 0
+    entry: int
+
+    def __init__(
+        self, succs: tuple[tuple[int, ...], ...], preds: tuple[tuple[int, ...], ...], entry: int = 0
+    ) -> None:
+        set_field(self, "succs", succs)
+        set_field(self, "preds", preds)
+        set_field(self, "entry", entry)
 
     @classmethod
     def from_succs(cls, succs: Succs, entry: int = 0, *, check: bool = True) -> Graph:
@@ -66,9 +78,10 @@ class Graph:
     @classmethod
     def compute(cls, fn: object, am: AnalysisManager) -> Graph:
         """Analysis-manager entry point: ``fn`` must implement :class:`CfgSource`."""
-        if not isinstance(fn, CfgSource):
+        cfg_succs = getattr(fn, "cfg_succs", None)
+        if not callable(cfg_succs):
             raise TypeError(f"{type(fn).__name__} does not provide cfg_succs()")
-        return cls.from_succs(fn.cfg_succs(), 0)
+        return cls.from_succs(cfg_succs(), 0)
 
     def __len__(self) -> int:
         return len(self.succs)

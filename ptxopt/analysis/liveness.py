@@ -25,23 +25,28 @@ from __future__ import annotations
 
 from collections import deque
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
 
 from ptxopt.analysis.graph import Succs, preds_of
 from ptxopt.analysis.rpo import postorder
+from ptxopt.record import Record, set_field
 
 
 class LivenessBudgetExceeded(RuntimeError):
     """The liveness fixed point did not settle within its evaluation budget."""
 
 
-@dataclass(frozen=True, slots=True)
-class Liveness:
+class Liveness(Record):
     """Per-block live-in / live-out bitsets and the number of block evaluations it took."""
 
+    __slots__ = ("live_in", "live_out", "evaluations")
     live_in: list[int]
     live_out: list[int]
     evaluations: int
+
+    def __init__(self, live_in: list[int], live_out: list[int], evaluations: int) -> None:
+        set_field(self, "live_in", live_in)
+        set_field(self, "live_out", live_out)
+        set_field(self, "evaluations", evaluations)
 
     def live_in_set(self, b: int) -> list[int]:
         return bits_of(self.live_in[b])

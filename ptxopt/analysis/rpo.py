@@ -11,9 +11,8 @@ some retreating edges are not back edges (``loops.py`` tells them apart).
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 from ptxopt.analysis.graph import Succs
+from ptxopt.record import Record, set_field
 
 
 def postorder(succs: Succs, entry: int = 0) -> list[int]:
@@ -59,8 +58,7 @@ def rpo_numbers(rpo: list[int], n: int) -> list[int]:
     return num
 
 
-@dataclass(frozen=True, slots=True)
-class DfsInfo:
+class DfsInfo(Record):
     """One depth-first search from the entry.
 
     ``preorder``/``rpo`` list reachable nodes; ``pre_num``/``rpo_num`` give each node's
@@ -69,12 +67,29 @@ class DfsInfo:
     in the order they were explored (parallel edges are listed once per copy).
     """
 
+    __slots__ = ("preorder", "rpo", "pre_num", "rpo_num", "parent", "retreating")
     preorder: list[int]
     rpo: list[int]
     pre_num: list[int]
     rpo_num: list[int]
     parent: list[int]
     retreating: list[tuple[int, int]]
+
+    def __init__(
+        self,
+        preorder: list[int],
+        rpo: list[int],
+        pre_num: list[int],
+        rpo_num: list[int],
+        parent: list[int],
+        retreating: list[tuple[int, int]],
+    ) -> None:
+        set_field(self, "preorder", preorder)
+        set_field(self, "rpo", rpo)
+        set_field(self, "pre_num", pre_num)
+        set_field(self, "rpo_num", rpo_num)
+        set_field(self, "parent", parent)
+        set_field(self, "retreating", retreating)
 
     def reachable(self, u: int) -> bool:
         return self.rpo_num[u] >= 0

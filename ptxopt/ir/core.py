@@ -22,12 +22,20 @@ GPU semantics carried by the IR:
 from __future__ import annotations
 
 from collections.abc import Iterator, Sequence
-from typing import overload
 
 from ptxopt.ir.scopes import NameOrigin, ScopeInfo
 from ptxopt.ptx.ast import DebugLoc, Function, Imm, Instr, Module, RegDecl, Stmt
 from ptxopt.ptx.opcodes import OpInfo
 from ptxopt.ptx.parser import range_lookup
+
+TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (start-up)
+if TYPE_CHECKING:
+    from typing import overload
+else:
+
+    def overload(f: object) -> object:  # each overload is replaced by the next def
+        return f
+
 
 CARRY = "%cc"
 
@@ -213,10 +221,10 @@ class RegTypes(dict[str, str]):
     @overload  # type: ignore[override]
     def get(self, name: str) -> str | None: ...
     @overload
-    def get(self, name: str, default: str) -> str: ...
+    def get(self, name: str, default: str) -> str: ...  # noqa: F811
     @overload
-    def get(self, name: str, default: None) -> str | None: ...
-    def get(self, name: str, default: str | None = None) -> str | None:
+    def get(self, name: str, default: None) -> str | None: ...  # noqa: F811
+    def get(self, name: str, default: str | None = None) -> str | None:  # noqa: F811
         try:
             return self[name]
         except KeyError:

@@ -9,10 +9,9 @@ live ranges, so the analysis is linear in the output.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
 from ptxopt.ir.core import Func, Value
 
+TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (start-up)
 if TYPE_CHECKING:
     from ptxopt.analysis.manager import AnalysisManager
 

@@ -43,8 +43,6 @@ Divergence classes (``OpInfo.divergence``):
 
 from __future__ import annotations
 
-from typing import Any
-
 from ptxopt.ptx.ast import (
     Addr,
     Instr,
@@ -60,6 +58,10 @@ from ptxopt.ptx.ast import (
 )
 from ptxopt.ptx.types import is_float, is_int, type_mods
 from ptxopt.record import Record, set_field
+
+TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (start-up)
+if TYPE_CHECKING:
+    from typing import Any
 
 __all__ = [
     "OpInfo",

@@ -11,8 +11,7 @@ recognized, even where only ``cvt``/``mma`` accept it.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
+TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (start-up)
 if TYPE_CHECKING:
     from ptxopt.ptx.ast import Instr
 
