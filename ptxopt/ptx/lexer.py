@@ -91,8 +91,17 @@ _INSTR_PATTERN = (
     + r")*[ \t]*;"
 )
 _FLAGS = re.VERBOSE | re.DOTALL | re.ASCII
-_TOKEN_RE = re.compile(_TOKEN_PATTERN % "(?!)", _FLAGS)  # no instruction tokens
 _FAST_RE = re.compile(_TOKEN_PATTERN % _INSTR_PATTERN, _FLAGS)
+_TOKEN_RES: list[re.Pattern[str]] = []
+
+
+def _token_re() -> re.Pattern[str]:
+    """The pattern without instruction tokens, compiled on first use (a millisecond
+    of start-up that most files never need)."""
+    if not _TOKEN_RES:
+        _TOKEN_RES.append(re.compile(_TOKEN_PATTERN % "(?!)", _FLAGS))
+    return _TOKEN_RES[0]
+
 _VERSION_THEN_DIRECTIVE = re.compile(r"([0-9]+\.[0-9]+)(\.[A-Za-z_][\w$]*)\Z")
 # token kind per group number (the most frequent kinds first: the alternatives are
 # tried in order); 8: end of text, 9: malformed number, 10: anything else
@@ -135,7 +144,7 @@ def tokenize(text: str, smap: SourceMap, instructions: bool = True) -> list[Toke
         pos = next(i for i, c in enumerate(text) if ord(c) > 127)
         raise PtxError(smap.span(pos), f"non-ASCII character {text[pos]!r}")
     out: list[Token] = []
-    _scan(_FAST_RE if instructions else _TOKEN_RE, text, 0, len(text), smap, out)
+    _scan(_FAST_RE if instructions else _token_re(), text, 0, len(text), smap, out)
     out.append((EOF, "", len(text)))
     return out
 
@@ -143,7 +152,7 @@ def tokenize(text: str, smap: SourceMap, instructions: bool = True) -> list[Toke
 def tokenize_span(text: str, start: int, end: int, smap: SourceMap) -> list[Token]:
     """The ordinary tokens of ``text[start:end]`` (no ``EOF``, no ``INSTR``)."""
     out: list[Token] = []
-    _scan(_TOKEN_RE, text, start, end, smap, out)
+    _scan(_token_re(), text, start, end, smap, out)
     return out
 
 
@@ -220,7 +229,7 @@ def _scan(
             if g != 1 or _statement_may_start(out):
                 append((kinds[g], m.group(g), m.start(g)))
             else:
-                _scan(_TOKEN_RE, text, m.start(1), m.end(1), smap, out)
+                _scan(_token_re(), text, m.start(1), m.end(1), smap, out)
             continue
         if g == 8:
             break
