@@ -212,9 +212,13 @@ def optimize_text(
     """Run the pipeline on one PTX text; exceptions propagate (the caller falls back)."""
     from ptxopt.driver import optimize
     from ptxopt.knobs import parse_assignments
-    from ptxopt.pipeline import parse_pipeline
 
-    steps = parse_pipeline(passes or "default")
+    if passes is not None and passes.strip() == "none":
+        steps = []  # the round trip alone: the pass machinery stays unimported
+    else:
+        from ptxopt.pipeline import parse_pipeline
+
+        steps = parse_pipeline(passes or "default")
     values = parse_assignments(knobs)
     arch = arch if arch and ARCH_RE.fullmatch(arch) else None
     return optimize(text, name, steps, arch=arch, knobs=values, reports=False).text

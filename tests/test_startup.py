@@ -14,6 +14,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from ptxopt.ptx.parser import _U64, _accumulate
+from tests.helpers import PTXAS
 
 ROOT = Path(__file__).resolve().parent.parent
 HEAVY = ("numpy", "ptxopt.sim")
@@ -111,6 +112,32 @@ def test_round_trip_imports_no_heavy_standard_module(tmp_path: Path) -> None:
     assert sorted(m for m in STDLIB_HEAVY if m in bare("-m", "ptxopt.cli", "--version")) == []
     # the check sees such an import when one happens
     assert "dataclasses" in bare("-c", "import ptxopt.analysis.manager")
+
+
+@pytest.mark.skipif(PTXAS is None, reason="needs ptxas")
+def test_dropin_round_trip_imports_no_pass_machinery(tmp_path: Path) -> None:
+    # PTXOPT_PASSES=none: the drop-in parses, lifts, lowers and runs ptxas, and
+    # imports no pass (nor the divergence analysis the pipeline brings)
+    src = tmp_path / "k.ptx"
+    src.write_text(
+        ".version 9.0\n.target sm_80\n.address_size 64\n.visible .entry k()\n{\nret;\n}\n"
+    )
+    cubin = tmp_path / "k.cubin"
+    argv = ["ptxopt-ptxas", "-arch=sm_80", str(src), "-o", str(cubin)]
+    code = f"import sys; sys.argv = {argv!r}; from ptxopt.dropin import entry; entry()"
+    old = {k: os.environ.get(k) for k in ("PTXOPT_PASSES", "PTXOPT_SERVER", "PTXOPT_LOG")}
+    os.environ.update(PTXOPT_PASSES="none", PTXOPT_SERVER="0", PTXOPT_LOG=str(tmp_path / "log"))
+    try:
+        mods = imported_modules("-c", code)
+    finally:
+        for k, v in old.items():
+            if v is None:
+                os.environ.pop(k, None)
+            else:
+                os.environ[k] = v
+    assert cubin.stat().st_size > 0 and "optimized" in (tmp_path / "log").read_text()
+    assert "ptxopt.driver" in mods and "ptxopt.pipeline" not in mods
+    assert "ptxopt.analysis.divergence" not in mods and heavy(mods) == []
 
 
 def test_version_is_light() -> None:

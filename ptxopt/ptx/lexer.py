@@ -102,6 +102,7 @@ def _token_re() -> re.Pattern[str]:
         _TOKEN_RES.append(re.compile(_TOKEN_PATTERN % "(?!)", _FLAGS))
     return _TOKEN_RES[0]
 
+
 _VERSION_THEN_DIRECTIVE = re.compile(r"([0-9]+\.[0-9]+)(\.[A-Za-z_][\w$]*)\Z")
 # token kind per group number (the most frequent kinds first: the alternatives are
 # tried in order); 8: end of text, 9: malformed number, 10: anything else
