@@ -23,7 +23,7 @@ It also prints start-up (``ptxopt opt -p none`` on a 100-line file against a bar
 ``--passes`` picks the pipeline every column runs (``default``, the default, or
 ``none``: parse, lift, lower and print only -- the floor every pass adds to).
 
-    python bench/overhead.py [--repeat N] [--files GLOB] [--min-lines N] [--passes P]
+    python bench/overhead.py [--repeat N] [--files GLOB] [--min-lines N] [--passes P] [--venv]
 """
 
 from __future__ import annotations
@@ -46,6 +46,8 @@ if str(ROOT) not in sys.path:
 
 CORPUS = ROOT / "tests" / "corpus"
 PTXAS = shutil.which("ptxas")
+# the interpreter of the process columns (``--venv``: one with ptxopt installed)
+PYTHON = sys.executable
 
 
 def run_time(cmd: list[str], env: dict[str, str], repeat: int) -> float:
@@ -73,7 +75,7 @@ def geomean(xs: list[float]) -> float:
 
 def write_launcher(directory: Path) -> Path:
     path = directory / "ptxopt-ptxas"
-    path.write_text(f"#!{sys.executable}\nfrom ptxopt.dropin import entry\nentry()\n")
+    path.write_text(f"#!{PYTHON}\nfrom ptxopt.dropin import entry\nentry()\n")
     path.chmod(0o755)
     return path
 
@@ -85,9 +87,9 @@ def startup(env: dict[str, str], repeat: int, tmp: Path) -> tuple[float, float]:
     end = next(i for i, ln in enumerate(src) if ln.startswith("}") and i > 20)
     small = tmp / "small.ptx"
     small.write_text("\n".join(src[: end + 1]) + "\n")
-    cli = [sys.executable, "-m", "ptxopt.cli", "opt", "-p", "none", str(small)]
+    cli = [PYTHON, "-m", "ptxopt.cli", "opt", "-p", "none", str(small)]
     t_opt = run_time([*cli, "-o", str(tmp / "s.out")], env, repeat)
-    t_py = run_time([sys.executable, "-c", "pass"], env, repeat)
+    t_py = run_time([PYTHON, "-c", "pass"], env, repeat)
     return t_opt, t_py
 
 
@@ -97,6 +99,13 @@ def main() -> int:
     ap.add_argument("--files", default="*/*.ptx", help="glob under tests/corpus")
     ap.add_argument("--min-lines", type=int, default=1000)
     ap.add_argument("--passes", default="default", help="pipeline: default, none, or a list")
+    ap.add_argument(
+        "--venv",
+        action="store_true",
+        help="run the processes with ptxopt installed from this checkout into a fresh "
+        "virtual environment, as a user installs it (no editable install's import hook "
+        "nor the .pth files of the development environment)",
+    )
     args = ap.parse_args()
     if PTXAS is None:
         print("ptxas is not on PATH", file=sys.stderr)
@@ -112,7 +121,16 @@ def main() -> int:
             files.append((p, text))
     tmp = Path(tempfile.mkdtemp(prefix="ptxopt-overhead-"))
     env = dict(os.environ)
-    env["PYTHONPATH"] = str(ROOT) + os.pathsep + env.get("PYTHONPATH", "")
+    if args.venv:
+        global PYTHON
+        venv = tmp / "venv"
+        subprocess.run([sys.executable, "-m", "venv", str(venv)], check=True)
+        PYTHON = str(venv / "bin" / "python")
+        install = [PYTHON, "-m", "pip", "install", "-q", "--disable-pip-version-check", str(ROOT)]
+        subprocess.run(install, check=True)
+        print(f"processes: {PYTHON} (ptxopt installed from {ROOT})")
+    else:
+        env["PYTHONPATH"] = str(ROOT) + os.pathsep + env.get("PYTHONPATH", "")
     env.pop("PYTHONDONTWRITEBYTECODE", None)
     for k in ("PTXOPT_DISABLE", "PTXOPT_PASSES", "PTXOPT_KNOBS", "PTXOPT_LOG"):
         env.pop(k, None)
@@ -182,7 +200,7 @@ def measure(
         ptxas_args = [f"-arch={arch}", *([] if debug else ["-O3"]), str(p), "-o", str(out)]
         t_as = run_time([PTXAS, *ptxas_args], env, args.repeat)
         t_cli = run_time(
-            [sys.executable, "-m", "ptxopt.cli", "opt", "-p", args.passes, str(p)]
+            [PYTHON, "-m", "ptxopt.cli", "opt", "-p", args.passes, str(p)]
             + ["-o", str(tmp / "o.ptx")],
             env,
             args.repeat,
