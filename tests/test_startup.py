@@ -115,7 +115,9 @@ def test_round_trip_imports_no_heavy_standard_module(tmp_path: Path) -> None:
 
 
 @pytest.mark.skipif(PTXAS is None, reason="needs ptxas")
-def test_dropin_round_trip_imports_no_pass_machinery(tmp_path: Path) -> None:
+def test_dropin_round_trip_imports_no_pass_machinery(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     # PTXOPT_PASSES=none: the drop-in parses, lifts, lowers and runs ptxas, and
     # imports no pass (nor the divergence analysis the pipeline brings)
     src = tmp_path / "k.ptx"
@@ -125,16 +127,10 @@ def test_dropin_round_trip_imports_no_pass_machinery(tmp_path: Path) -> None:
     cubin = tmp_path / "k.cubin"
     argv = ["ptxopt-ptxas", "-arch=sm_80", str(src), "-o", str(cubin)]
     code = f"import sys; sys.argv = {argv!r}; from ptxopt.dropin import entry; entry()"
-    old = {k: os.environ.get(k) for k in ("PTXOPT_PASSES", "PTXOPT_SERVER", "PTXOPT_LOG")}
-    os.environ.update(PTXOPT_PASSES="none", PTXOPT_SERVER="0", PTXOPT_LOG=str(tmp_path / "log"))
-    try:
-        mods = imported_modules("-c", code)
-    finally:
-        for k, v in old.items():
-            if v is None:
-                os.environ.pop(k, None)
-            else:
-                os.environ[k] = v
+    monkeypatch.setenv("PTXOPT_PASSES", "none")
+    monkeypatch.setenv("PTXOPT_SERVER", "0")
+    monkeypatch.setenv("PTXOPT_LOG", str(tmp_path / "log"))
+    mods = imported_modules("-c", code)
     assert cubin.stat().st_size > 0 and "optimized" in (tmp_path / "log").read_text()
     assert "ptxopt.driver" in mods and "ptxopt.pipeline" not in mods
     assert "ptxopt.analysis.divergence" not in mods and heavy(mods) == []

@@ -20,16 +20,14 @@ if TYPE_CHECKING:
 
     from ptxopt.analysis.manager import AnalysisManager
 
-Succs = Sequence[Sequence[int]]
-
-
-if TYPE_CHECKING:
-
     class CfgSource(Protocol):
         """Anything that can describe its CFG as successor lists of block indices
         (entry = 0)."""
 
         def cfg_succs(self) -> Sequence[Sequence[int]]: ...
+
+
+Succs = Sequence[Sequence[int]]
 
 
 def preds_of(succs: Succs) -> list[list[int]]:
