@@ -1,8 +1,9 @@
 """How well the uniform register model (ptxopt.ori, spec 02 phase 74) predicts ptxas.
 
 Run ``python scripts/ur_fidelity.py [--only SUBSTRING] [--skip-large] [--targets sm_80,sm_90]
-[--misses N] [--cache DIR] [--tolerate-bridges]`` (``--cache`` keeps ptxas/nvdisasm results
-between runs: the large files take minutes to assemble).
+[--misses N] [--cache DIR] [--tolerate-bridges] [--miss-list FILE] [--count-list FILE]``
+(``--cache`` keeps ptxas/nvdisasm results between runs: the large files take minutes to
+assemble).
 
 For every corpus file and each target among ``--targets`` it can be assembled for (an
 ``sm_90a`` file counts as sm_90): ``ptxas -lineinfo`` then ``nvdisasm -gp`` through
@@ -161,7 +162,12 @@ def measure_file(  # type: ignore[type-arg]
                         )
         sf = sass.get(f.name)
         if sf is not None and f.ast.kind == ".entry":
-            stats["counts"][(tgt, fam)].append((path, f.name, p.ur_count, len(sf.registers("UR"))))
+            urs = sf.registers("UR")
+            stats["counts"][(tgt, fam)].append((path, f.name, p.ur_count, len(urs)))
+            stats["count_rows"].append(
+                f"{tgt}\t{fam}\t{path}\t{f.name}\t{p.ur_count}\t{len(urs)}"
+                f"\t{p.ur_count - len(urs)}\t{max(urs, default=-1) + 1}"
+            )
 
 
 def pr(c: Counter) -> tuple[float, float, int, int, int]:  # type: ignore[type-arg]
@@ -180,6 +186,12 @@ def main() -> None:
         default="",
         help="write every missed line (target, file:line, kind, reason, PTX, SASS) to this file",
     )
+    ap.add_argument(
+        "--count-list",
+        default="",
+        help="write per kernel: target, family, file, function, predicted UR count, "
+        "ptxas's (distinct UR names), predicted - ptxas, ptxas's highest UR + 1",
+    )
     ap.add_argument("--cache", default="", help="directory caching ptxas+nvdisasm results")
     ap.add_argument(
         "--tolerate-bridges",
@@ -195,7 +207,7 @@ def main() -> None:
     stats: dict = {  # type: ignore[type-arg]
         "model": defaultdict(Counter), "base": defaultdict(Counter), "miss": Counter(),
         "examples": defaultdict(list), "counts": defaultdict(list), "timing": [], "failed": [],
-        "miss_rows": [],
+        "miss_rows": [], "count_rows": [],
     }  # fmt: skip
     for f in manifest["files"]:
         path = f["path"]
@@ -243,6 +255,11 @@ def main() -> None:
         )
     if args.miss_list:
         pathlib.Path(args.miss_list).write_text("".join(r + "\n" for r in stats["miss_rows"]))
+    if args.count_list:
+        pathlib.Path(args.count_list).write_text(
+            "target\tfamily\tfile\tfunction\tpredicted\tptxas\tdiff\tptxas_top\n"
+            + "".join(r + "\n" for r in stats["count_rows"])
+        )
     if stats["failed"]:
         print("\nptxas rejected:", stats["failed"])
 
