@@ -154,6 +154,9 @@ class FuncPlan:
     bridges: list[Bridge] = field(default_factory=list)
     ur_count: int = 0
     up_count: int = 0
+    # the count model applied to the webs written at the ``ur_lines`` of
+    # :func:`plan_function` (a study of the count alone); -1 when none were given
+    ur_count_of_lines: int = -1
     attempts: int = 0
     budget_demoted: int = 0
     converted: int = 0
@@ -894,13 +897,18 @@ def plan_function(
     cutlass_override: bool = True,
     debug: bool = False,
     tolerate_bridges: bool = False,
+    ur_lines: set[int] | None = None,
 ) -> FuncPlan:
     """The register file of every web of ``func`` at target ``sm`` (see module doc).
     ``debug``: the module's ``.target`` says ``debug`` (ptxas then compiles without
     optimisation and phase 74 does not run).  ``tolerate_bridges``: a web whose uniform
     readers outnumber the bridges it needs keeps UR (a measured variant, not the
     default: ptxas does pay such bridges -- ``S2UR UR6; IMAD.U32 R5, RZ, RZ, UR6`` --
-    but not always; see docs/uniform-registers.md)."""
+    but not always; see docs/uniform-registers.md).  ``ur_lines``: PTX lines at which
+    ptxas writes a UR; ``ur_count_of_lines`` is then the count of the webs written there
+    (not constants, not MMA results) with the same additions as ``ur_count``, which
+    tells the count's own error from the error of the set it counts (the varying webs
+    among them have no recorded reads: only their writes make their live range)."""
     plan = FuncPlan(func.name, sm)
     sc = scan(func, div.varying)
     webs, pos, cls = sc.webs, sc.pos, sc.cls
@@ -1036,5 +1044,15 @@ def plan_function(
     if has_uniform_file(sm):
         points += _descriptor(ctx, debug)
     plan.ur_count = _pressure(ur_ws, ctx, points)
+    if ur_lines is not None:
+        given = [
+            w
+            for k, w in webs.items()
+            if not w.is_pred
+            and k not in consts
+            and all(cls[id(d)] != "MMA" for d in w.defs)
+            and any(_line(d) in ur_lines for d in w.defs)
+        ]
+        plan.ur_count_of_lines = _pressure(given, ctx, points)
     plan.up_count = _pressure(up_ws, ctx)
     return plan
