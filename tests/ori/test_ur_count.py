@@ -166,3 +166,20 @@ def test_debug_target_names_both_descriptor_registers() -> None:
     assert _plan(text, 90).ur_count == 2
     no_memory = _kernel("mov.u32 %r1, %tid.x;\n").replace(".target sm_90", ".target sm_90, debug")
     assert _plan(no_memory, 90).ur_count == 0
+
+
+def test_count_of_given_lines_is_the_count_of_the_webs_written_there() -> None:
+    """``ur_lines`` (the lines where ptxas writes a UR, in scripts/ur_fidelity.py
+    --count-oracle) count the webs written there with the same additions: given the
+    lines of the model's own UR webs, that is the model's count; given none, only the
+    additions (here the descriptor) remain."""
+    text = _kernel(SAXPY)
+    p = _plan(text, 90)
+    lines = {line for w in p.webs.values() if w.file == "UR" for line in w.lines}
+    mod = lift_module(parse(text, "t.ptx"))
+    md = analyze_module(mod)
+    same = plan_function(mod.func("k"), md.funcs["k"], 90, ur_lines=lines)
+    assert same.ur_count_of_lines == p.ur_count
+    none = plan_function(mod.func("k"), md.funcs["k"], 90, ur_lines=set())
+    assert 1 <= none.ur_count_of_lines < p.ur_count
+    assert p.ur_count_of_lines == -1
