@@ -1,8 +1,10 @@
 """How well the uniform register model (ptxopt.ori, spec 02 phase 74) predicts ptxas.
 
 Run ``python scripts/ur_fidelity.py [--only SUBSTRING] [--skip-large] [--targets sm_80,sm_90]
-[--misses N] [--cache DIR] [--tolerate-bridges]`` (``--cache`` keeps ptxas/nvdisasm results
-between runs: the large files take minutes to assemble).
+[--misses N] [--cache DIR] [--tolerate-bridges] [--miss-list FILE] [--count-list FILE]
+[--count-oracle]``
+(``--cache`` keeps ptxas/nvdisasm results between runs: the large files take minutes to
+assemble).
 
 For every corpus file and each target among ``--targets`` it can be assembled for (an
 ``sm_90a`` file counts as sm_90): ``ptxas -lineinfo`` then ``nvdisasm -gp`` through
@@ -95,10 +97,18 @@ def assembled(text: str, arch: str, cache: str) -> tuple[dict | None, float]:  #
 
 
 def measure_file(  # type: ignore[type-arg]
-    path: str, text: str, arch: str, stats: dict, cache: str = "", tolerate: bool = False
+    path: str,
+    text: str,
+    arch: str,
+    stats: dict,
+    cache: str = "",
+    tolerate: bool = False,
+    count_oracle: bool = False,
 ) -> None:
     """Score one file at one target into ``stats`` (every miss also goes to
-    ``stats["miss_rows"]``: target, file, line, kind, reason, PTX text, SASS there)."""
+    ``stats["miss_rows"]``: target, file, line, kind, reason, PTX text, SASS there).
+    ``count_oracle``: also count the UR registers of the webs ptxas put in UR (the
+    lines with a UR write), to separate the count's error from the set's."""
     from ptxopt.ori.report import module_plans
 
     sass, ptxas_s = assembled(text, arch, cache)
@@ -121,6 +131,11 @@ def measure_file(  # type: ignore[type-arg]
     t1 = time.perf_counter()
     plans = module_plans(mod, md, arch, tolerate_bridges=tolerate)
     model_s = time.perf_counter() - t1
+    if count_oracle:
+        ur_lines = {line for line, v in verdict.items() if "UR" in v}
+        given = module_plans(mod, md, arch, tolerate_bridges=tolerate, ur_lines=ur_lines)
+        for p, g in zip(plans, given, strict=True):
+            p.ur_count_of_lines = g.ur_count_of_lines
     stats["timing"].append((path, arch, text.count("\n"), model_s, t1 - t0, ptxas_s))
     fam = family(path, text)
     tgt = "sm_90" if arch.startswith("sm_90") else arch
@@ -161,7 +176,15 @@ def measure_file(  # type: ignore[type-arg]
                         )
         sf = sass.get(f.name)
         if sf is not None and f.ast.kind == ".entry":
-            stats["counts"][(tgt, fam)].append((path, f.name, p.ur_count, len(sf.registers("UR"))))
+            urs = sf.registers("UR")
+            stats["counts"][(tgt, fam)].append((path, f.name, p.ur_count, len(urs)))
+            stats["count_rows"].append(
+                f"{tgt}\t{fam}\t{path}\t{f.name}\t{p.ur_count}\t{len(urs)}"
+                f"\t{p.ur_count - len(urs)}\t{max(urs, default=-1) + 1}"
+                f"\t{p.ur_count_of_lines}"
+            )
+            if count_oracle:
+                stats["oracle_counts"][(tgt, fam)].append((p.ur_count_of_lines, len(urs)))
 
 
 def pr(c: Counter) -> tuple[float, float, int, int, int]:  # type: ignore[type-arg]
@@ -180,6 +203,19 @@ def main() -> None:
         default="",
         help="write every missed line (target, file:line, kind, reason, PTX, SASS) to this file",
     )
+    ap.add_argument(
+        "--count-list",
+        default="",
+        help="write per kernel: target, family, file, function, predicted UR count, "
+        "ptxas's (distinct UR names), predicted - ptxas, ptxas's highest UR + 1, the count "
+        "of ptxas's UR set (with --count-oracle; -1 otherwise)",
+    )
+    ap.add_argument(
+        "--count-oracle",
+        action="store_true",
+        help="also count the webs ptxas put in UR (its UR lines) with the model's count: "
+        "the count's own error, apart from the set's",
+    )
     ap.add_argument("--cache", default="", help="directory caching ptxas+nvdisasm results")
     ap.add_argument(
         "--tolerate-bridges",
@@ -195,7 +231,7 @@ def main() -> None:
     stats: dict = {  # type: ignore[type-arg]
         "model": defaultdict(Counter), "base": defaultdict(Counter), "miss": Counter(),
         "examples": defaultdict(list), "counts": defaultdict(list), "timing": [], "failed": [],
-        "miss_rows": [],
+        "miss_rows": [], "count_rows": [], "oracle_counts": defaultdict(list),
     }  # fmt: skip
     for f in manifest["files"]:
         path = f["path"]
@@ -205,7 +241,9 @@ def main() -> None:
         for arch in targets_for(f["target"]):
             if not any(arch.startswith(t) for t in want):
                 continue
-            measure_file(path, text, arch, stats, args.cache, args.tolerate_bridges)
+            measure_file(
+                path, text, arch, stats, args.cache, args.tolerate_bridges, args.count_oracle
+            )
             print(f"# {path} {arch}", file=sys.stderr)
     print("## Precision and recall per target and family (model | baseline uniform => UR)\n")
     print("| target | family | lines | model P | model R | tp | fp | fn | base P | base R |")
@@ -220,12 +258,28 @@ def main() -> None:
             f"| {bp:.2f} | {br:.2f} |"
         )
     print("\n## UR registers per kernel: predicted vs ptxas\n")
-    print("| target | family | kernels | within ±2 | mean abs error |\n|---|---|---|---|---|")
+    oracle = stats["oracle_counts"]
+    head = "| target | family | kernels | within ±2 | mean abs error |"
+    print(head + (" ±2 on ptxas's UR set | its MAE |" if oracle else ""))
+    print("|---|---|---|---|---|" + ("---|---|" if oracle else ""))
+    totals: dict[str, list[int]] = defaultdict(lambda: [0, 0, 0])
     for key in sorted(stats["counts"]):
         rows = stats["counts"][key]
         ok = sum(abs(a - b) <= 2 for *_, a, b in rows)
         mae = sum(abs(a - b) for *_, a, b in rows) / max(1, len(rows))
-        print(f"| {key[0]} | {key[1]} | {len(rows)} | {ok} | {mae:.1f} |")
+        line = f"| {key[0]} | {key[1]} | {len(rows)} | {ok} | {mae:.1f} |"
+        t = totals[key[0]]
+        t[0] += len(rows)
+        t[1] += ok
+        if oracle:
+            orows = oracle[key]
+            ook = sum(abs(a - b) <= 2 for a, b in orows)
+            omae = sum(abs(a - b) for a, b in orows) / max(1, len(orows))
+            line += f" {ook} | {omae:.1f} |"
+            t[2] += ook
+        print(line)
+    for tgt, (n, ok, ook) in sorted(totals.items()):
+        print(f"| {tgt} | **ALL** | {n} | {ok} | |" + (f" {ook} | |" if oracle else ""))
     print("\n## Miss classes\n")
     print("| kind | PTX opcode | model's reason | lines | example |\n|---|---|---|---|---|")
     for (cls, op, why), n in stats["miss"].most_common(args.misses):
@@ -243,6 +297,11 @@ def main() -> None:
         )
     if args.miss_list:
         pathlib.Path(args.miss_list).write_text("".join(r + "\n" for r in stats["miss_rows"]))
+    if args.count_list:
+        pathlib.Path(args.count_list).write_text(
+            "target\tfamily\tfile\tfunction\tpredicted\tptxas\tdiff\tptxas_top\n"
+            + "".join(r + "\n" for r in stats["count_rows"])
+        )
     if stats["failed"]:
         print("\nptxas rejected:", stats["failed"])
 

@@ -21,7 +21,13 @@ __all__ = ["module_plans", "regfiles_report", "format_regfiles", "format_ori"]
 
 
 def module_plans(
-    mod: IRModule, md: Any, arch: str, *, max_attempts: int = 5, tolerate_bridges: bool = False
+    mod: IRModule,
+    md: Any,
+    arch: str,
+    *,
+    max_attempts: int = 5,
+    tolerate_bridges: bool = False,
+    ur_lines: set[int] | None = None,
 ) -> list[FuncPlan]:
     sm = sm_number(arch)
     debug = "debug" in mod.ast.target
@@ -33,6 +39,7 @@ def module_plans(
             max_attempts=max_attempts,
             debug=debug,
             tolerate_bridges=tolerate_bridges,
+            ur_lines=ur_lines,
         )
         for f in mod.funcs
     ]

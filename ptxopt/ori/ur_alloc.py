@@ -45,7 +45,7 @@ from ptxopt.ori.capability import (
     uniform_form,
 )
 from ptxopt.ori.view import Use, Web, record_reads, scan
-from ptxopt.ptx.ast import Imm
+from ptxopt.ptx.ast import Imm, Sym
 
 __all__ = [
     "Bridge",
@@ -154,6 +154,9 @@ class FuncPlan:
     bridges: list[Bridge] = field(default_factory=list)
     ur_count: int = 0
     up_count: int = 0
+    # the count model applied to the webs written at the ``ur_lines`` of
+    # :func:`plan_function` (a study of the count alone); -1 when none were given
+    ur_count_of_lines: int = -1
     attempts: int = 0
     budget_demoted: int = 0
     converted: int = 0
@@ -710,19 +713,170 @@ def _interval(w: Web, ctx: _Ctx) -> tuple[int, int]:
     return min(ps), max(ps)
 
 
-def _pressure(ws: list[Web], ctx: _Ctx) -> int:
-    """Peak number of live registers of ``ws`` in program order; a constant operand is
-    live only at each of its readers (ptxas reloads it there)."""
+def _bank_constants(ctx: _Ctx) -> set[str]:
+    """The constant operands that live in a constant bank (a kernel parameter,
+    ``%ntid``, and their identities), as opposed to a ``mov`` of an immediate: only
+    these are ever loaded by ``ULDC``.  A worklist over the identities, like
+    :func:`_constant_webs`."""
+    out: set[str] = set()
+    waiting: dict[str, list[str]] = {}
+    for k in ctx.consts:
+        for d in ctx.webs[k].defs:
+            if ctx.cls[id(d)] == "LDC":
+                out.add(k)
+                break
+            for v in d.operand_values():
+                if v.var in ctx.consts:
+                    waiting.setdefault(v.var, []).append(k)
+    work = list(out)
+    while work:
+        for k in waiting.get(work.pop(), ()):
+            if k not in out:
+                out.add(k)
+                work.append(k)
+    return out
+
+
+def _self_loops(func: Func, pos: dict[int, int]) -> dict[int, tuple[int, int]]:
+    """Program point -> (first, last point) of its block, for every instruction of a
+    loop that is one basic block (the block branches to itself)."""
+    out: dict[int, tuple[int, int]] = {}
+    for b in func.blocks:
+        if b.insts and b in b.succs:
+            span = (pos[id(b.insts[0])], pos[id(b.insts[-1])])
+            for i in b.insts:
+                out[pos[id(i)]] = span
+    return out
+
+
+def _constant_points(
+    ur: set[str], ctx: _Ctx, claims: dict[int, str], loops: dict[int, tuple[int, int]]
+) -> list[tuple[int, int, int]]:
+    """(first point, last point, width) of every constant operand held in UR.
+
+    A constant that a uniform instruction reads is ULDC'd for it (the web is in ``ur``);
+    ptxas reloads it at each reader rather than keeping it live.  On sm_90 a
+    per-thread instruction never takes a ``c[bank][offset]`` operand: the constant
+    that holds its one UR/constant slot (the ``claims`` of the last attempt) is ULDC'd
+    into a UR right before it (``ULDC UR6, c[0x0][0x224]; ISETP.GT.AND P0, PT, R2, UR6,
+    PT``, cuda/reduce.O3.sm90.ptx line 324; a pointer parameter is a pair, ``ULDC.64
+    UR6, c[0x0][0x210]; LEA R2, P0, R4, UR6, 0x2; LEA.HI.X R3, R4, UR7, R3, 0x2, P0``,
+    line 902 of the -O0 file), and any other constant it reads comes by a per-thread
+    ``LDC``.  On sm_75-89 the per-thread reader reads ``c[0x0][...]`` itself and holds
+    no UR.  An identity of a constant (``cvta.to.global``) emits nothing: its readers
+    are the ones that load it.  A reader in a loop of one basic block has its load
+    hoisted before the loop, one load for all the readers there, live through the
+    loop (``ULDC.64 UR10, c[0x0][0x228]``, ``UR12`` and ``UR14`` before the grid-stride
+    loop of cuda/elementwise.O3.sm90.ptx ``saxpy_gs``, read at lines 50-57 on every
+    iteration).  The ranges of one constant that overlap are one load."""
+    bank = _bank_constants(ctx) if ctx.sm >= 90 else set()
+    out: list[tuple[int, int, int]] = []
+    for k in sorted(ctx.consts):
+        w = ctx.webs[k]
+        at: set[tuple[int, int]] = set()
+        for u in w.uses:
+            c = u.inst
+            x = _def_web(c, ctx)
+            p = ctx.pos[id(c)]
+            if x is not None and x.name in ctx.consts:
+                continue  # an identity: its own readers load the value
+            if x is not None and x.name in ur:
+                if k in ur:
+                    at.add(loops.get(p, (p, p)))
+                continue
+            if k not in bank or u.slot < 0 or claims.get(id(c)) != k:
+                continue
+            if _scaled_addend(c, k, ctx):
+                continue  # IMAD.WIDE R, R, imm, R: the immediate has the slot (LDC)
+            cc = ctx.cls[id(c)]
+            shared = cc in ("LDS", "STS", "ATOMS", "SYNCS")
+            if accepts_ur_source(cc) and shared == u.address:
+                at.add(loops.get(p, (p, p)))
+        merged: list[list[int]] = []
+        for lo, hi in sorted(at):
+            if merged and lo <= merged[-1][1]:
+                merged[-1][1] = max(merged[-1][1], hi)
+            else:
+                merged.append([lo, hi])
+        out.extend((lo, hi, w.width) for lo, hi in merged)
+    return out
+
+
+def _scaled_addend(c: Inst, k: str, ctx: _Ctx) -> bool:
+    """``c`` is an integer ``add`` of the constant ``k`` and a ``mul.wide`` by an
+    immediate: ptxas fuses the pair into ``IMAD.WIDE R, R_x, imm, R_k`` whatever the
+    product's divergence, so the immediate holds the one UR/constant slot and the
+    constant comes in R by ``LDC`` (``mul.wide.s32 %rd4, %r2, 4; add.s64 %rd5, %rd3,
+    %rd4`` -> ``LDC.64 R2, c[0x0][0x210]; IMAD.WIDE R2, R5, 0x4, R2``,
+    cuda/reduce.O3.sm90.ptx lines 119-120 at sm_90).  A ``shl`` by an immediate instead
+    becomes ``LEA``, whose shift is a field, not a source: the constant keeps the slot
+    (``ULDC.64 UR6, c[0x0][0x210]; LEA R2, P0, R4, UR6, 0x2``, cuda/reduce.O0.sm90.ptx
+    lines 901-902)."""
+    if c.ast.opcode != "add" or ctx.cls[id(c)] != "IADD3":
+        return False
+    for v in c.uses:
+        if not isinstance(v, Value) or v.var == k:
+            continue
+        s = ctx.webs.get(v.var)
+        if s is None or len(s.defs) != 1:
+            continue
+        d = s.defs[0]
+        if d.ast.opcode == "mul" and ".wide" in d.ast.mods and _scale(d) not in (0, 1):
+            return True
+    return False
+
+
+def _window_temporaries(ur: set[str], ctx: _Ctx) -> list[tuple[int, int, int]]:
+    """sm_90: a ``mov`` of a 32-bit symbol (a shared variable's address) is computed
+    in UR from the CTA's shared window, ``S2UR UR6, SR_CgaCtaId; UMOV UR4, 0x400; ULEA
+    UR4, UR6, UR4, 0x18`` (cuda/reduce.O3.sm90.ptx line 55 at sm_90): one UR beyond the
+    result is live at the write.  Below sm_90 the address is an immediate."""
+    out: list[tuple[int, int, int]] = []
+    if ctx.sm < 90:
+        return out
+    for k in ur:
+        w = ctx.webs[k]
+        if w.width != 1:
+            continue
+        for d in w.defs:
+            ops = d.ast.operands
+            if d.ast.opcode == "mov" and len(ops) > 1 and isinstance(ops[1], Sym):
+                p = ctx.pos[id(d)]
+                out.append((p, p, 1))
+    return out
+
+
+def _descriptor(ctx: _Ctx, debug: bool) -> list[tuple[int, int, int]]:
+    """The 64-bit global memory descriptor (``ULDC.64 UR4, c[0x0][0x118]`` on sm_80,
+    ``c[0x0][0x208]`` on sm_90) as one live range, from the first global or generic
+    access to the last, of one register name (only the pair's low register is ever
+    named, ``desc[UR4]``).  ptxas loads it just before the first access, so a UR that
+    is dead by then is reused: cuda/reduce.O3.sm90.ptx ``warp_reduce_f32`` ULDCs
+    ``c[0x0][0x0]`` and ``c[0x0][0x220]`` into UR4 for lines 113-114 and then the
+    descriptor into UR4 for the load at line 121 (one UR name in all).  A debug target
+    keeps the descriptor in R and moves it by two R2URs before each access, which name
+    both registers (``R2UR UR4, R30; R2UR UR5, R31; LD.E R2, desc[UR4][R2.64]``,
+    cuda/reduce.G.sm90.ptx line 1229).  None when the function touches no global or
+    generic memory."""
+    at = [ctx.pos[k] for k, c in ctx.cls.items() if c in _GLOBAL_MEM]
+    return [(min(at), max(at), 2 if debug else 1)] if at else []
+
+
+def _pressure(ws: list[Web], ctx: _Ctx, ranges: Iterable[tuple[int, int, int]] = ()) -> int:
+    """Peak number of live registers of ``ws`` in program order (a constant operand is
+    not live of its own), plus ``ranges`` (first point, last point, width: the loads
+    of constant operands, see :func:`_constant_points`, the memory descriptor and
+    other registers ptxas adds)."""
     ev: list[tuple[int, int]] = []
     for w in ws:
-        spans = (
-            [(ctx.pos[id(u.inst)],) * 2 for u in w.uses]
-            if w.name in ctx.consts
-            else [_interval(w, ctx)]
-        )
-        for lo, hi in spans:
-            ev.append((lo, w.width))
-            ev.append((hi + 1, -w.width))
+        if w.name in ctx.consts:
+            continue
+        lo, hi = _interval(w, ctx)
+        ev.append((lo, w.width))
+        ev.append((hi + 1, -w.width))
+    for lo, hi, width in ranges:
+        ev.append((lo, width))
+        ev.append((hi + 1, -width))
     ev.sort()
     cur = best = 0
     for _, d in ev:
@@ -743,13 +897,18 @@ def plan_function(
     cutlass_override: bool = True,
     debug: bool = False,
     tolerate_bridges: bool = False,
+    ur_lines: set[int] | None = None,
 ) -> FuncPlan:
     """The register file of every web of ``func`` at target ``sm`` (see module doc).
     ``debug``: the module's ``.target`` says ``debug`` (ptxas then compiles without
     optimisation and phase 74 does not run).  ``tolerate_bridges``: a web whose uniform
     readers outnumber the bridges it needs keeps UR (a measured variant, not the
     default: ptxas does pay such bridges -- ``S2UR UR6; IMAD.U32 R5, RZ, RZ, UR6`` --
-    but not always; see docs/uniform-registers.md)."""
+    but not always; see docs/uniform-registers.md).  ``ur_lines``: PTX lines at which
+    ptxas writes a UR; ``ur_count_of_lines`` is then the count of the webs written there
+    (not constants, not MMA results) with the same additions as ``ur_count``, which
+    tells the count's own error from the error of the set it counts (the varying webs
+    among them have no recorded reads: only their writes make their live range)."""
     plan = FuncPlan(func.name, sm)
     sc = scan(func, div.varying)
     webs, pos, cls = sc.webs, sc.pos, sc.cls
@@ -880,11 +1039,20 @@ def plan_function(
         out[k] = WebPlan(k, "P" if pred else "R", c, 0, reason, lines)
     ur_ws = [webs[k] for k in ur if not webs[k].is_pred]
     up_ws = [webs[k] for k in ur if webs[k].is_pred]
-    plan.ur_count = _pressure(ur_ws, ctx)
-    if has_uniform_file(sm) and any(c in _GLOBAL_MEM for c in cls.values()):
-        # the 64-bit global memory descriptor (ULDC.64 URx, c[0x0][0x118] / [0x208]),
-        # loaded once and named once (desc[URx]) in any function that touches global
-        # or generic memory
-        plan.ur_count += 1
+    points = _constant_points(ur, ctx, claims, _self_loops(func, pos))
+    points += _window_temporaries(ur, ctx)
+    if has_uniform_file(sm):
+        points += _descriptor(ctx, debug)
+    plan.ur_count = _pressure(ur_ws, ctx, points)
+    if ur_lines is not None:
+        given = [
+            w
+            for k, w in webs.items()
+            if not w.is_pred
+            and k not in consts
+            and all(cls[id(d)] != "MMA" for d in w.defs)
+            and any(_line(d) in ur_lines for d in w.defs)
+        ]
+        plan.ur_count_of_lines = _pressure(given, ctx, points)
     plan.up_count = _pressure(up_ws, ctx)
     return plan

@@ -1,0 +1,185 @@
+"""The UR count of the uniform register model (``FuncPlan.ur_count``): what ptxas adds
+to the converted webs -- the memory descriptor, constant-bank loads, the shared
+window -- read off ptxas 13.0.88 SASS (docs/uniform-registers.md, "UR counts").  Each
+kernel below was assembled with ptxas 13.0.88; the count ptxas gives (distinct UR
+names in the SASS) is in the comment next to the assertion."""
+
+from __future__ import annotations
+
+from ptxopt.analysis.divergence import analyze_module
+from ptxopt.ir.lift import lift_module
+from ptxopt.ori.ur_alloc import FuncPlan, plan_function
+from ptxopt.ptx.parser import parse
+
+
+def _kernel(body: str, target: str = "sm_90", shared: str = "") -> str:
+    return (
+        f".version 8.0\n.target {target}\n.address_size 64\n"
+        ".visible .entry k(.param .u64 p, .param .u64 q, .param .u32 n, .param .f32 a, "
+        ".param .u64 b)\n{\n"
+        ".reg .b32 %r<16>; .reg .b64 %rd<20>; .reg .pred %p<6>; .reg .f32 %f<6>;\n"
+        + shared
+        + body
+        + "ret;\n}\n"
+    )
+
+
+def _plan(text: str, sm: int) -> FuncPlan:
+    mod = lift_module(parse(text, "t.ptx"))
+    md = analyze_module(mod)
+    return plan_function(mod.func("k"), md.funcs["k"], sm, debug=", debug" in text)
+
+
+# the bounds check of a 1-D kernel, then a load and a store through a parameter
+BOUNDS = """ld.param.u32 %r1, [n];
+mov.u32 %r2, %ctaid.x;
+mov.u32 %r3, %ntid.x;
+mov.u32 %r4, %tid.x;
+mad.lo.s32 %r5, %r2, %r3, %r4;
+setp.ge.s32 %p1, %r5, %r1;
+@%p1 bra DONE;
+ld.param.u64 %rd1, [p];
+cvta.to.global.u64 %rd2, %rd1;
+mul.wide.s32 %rd3, %r5, 4;
+add.s64 %rd4, %rd2, %rd3;
+ld.global.u32 %r6, [%rd4];
+add.s32 %r7, %r6, 1;
+st.global.u32 [%rd4], %r7;
+DONE:
+"""
+
+
+def test_descriptor_lives_from_the_first_global_access_to_the_last() -> None:
+    """``ULDC.64 UR4, c[0x0][0x208]`` comes just before the load: UR4 held
+    ``%ctaid`` (``S2UR UR4``) and then the bound ``n`` (``ULDC UR4, c[0x0][0x218]`` for
+    the ISETP) before, so the kernel names one UR in all at sm_90 and sm_80."""
+    assert _plan(_kernel(BOUNDS), 90).ur_count == 1  # ptxas: 1
+    assert _plan(_kernel(BOUNDS, "sm_80"), 80).ur_count == 1  # ptxas: 1
+
+
+UNIFORM_SLOT = """ld.param.u64 %rd1, [p];
+cvta.to.global.u64 %rd2, %rd1;
+ld.param.u32 %r1, [n];
+mov.u32 %r4, %tid.x;
+mul.wide.u32 %rd3, %r4, 4;
+add.s64 %rd4, %rd2, %rd3;
+ld.global.u32 %r6, [%rd4];
+setp.gt.s32 %p1, %r6, %r1;
+selp.u32 %r7, 1, 2, %p1;
+st.global.u32 [%rd4], %r7;
+"""
+
+
+def test_sm90_loads_the_constant_of_a_per_thread_instruction_into_ur() -> None:
+    """sm_90 reads no ``c[bank][offset]`` operand in a per-thread instruction: the
+    compare with ``n`` is ``ULDC UR6, c[0x0][0x218]; ISETP.GT.AND P0, PT, R0, UR6, PT``
+    while the descriptor is live (2 URs); sm_80 reads ``c[0x0][0x168]`` in the ISETP."""
+    assert _plan(_kernel(UNIFORM_SLOT), 90).ur_count == 2  # ptxas: 2
+    assert _plan(_kernel(UNIFORM_SLOT, "sm_80"), 80).ur_count == 1  # ptxas: 1
+
+
+def test_wide_multiply_by_an_immediate_holds_the_slot_a_shift_does_not() -> None:
+    """``mul.wide.s32 %rd3, %r5, 4; add.s64 %rd4, %rd2, %rd3`` is ``LDC.64 R2,
+    c[0x0][0x210]; IMAD.WIDE R2, R5, 0x4, R2``: the immediate has the IMAD's slot and
+    the pointer comes in R (1 UR: the descriptor).  As ``shl.b64`` by 2 the add is
+    ``ULDC.64 UR4, c[0x0][0x210]; LEA R2, P0, R0, UR4, 0x2; LEA.HI.X R3, R0, UR5``: the
+    pointer is a UR pair (2 names)."""
+    assert _plan(_kernel(BOUNDS), 90).ur_count == 1  # ptxas: 1
+    shifted = BOUNDS.replace(
+        "mul.wide.s32 %rd3, %r5, 4;", "cvt.s64.s32 %rd5, %r5;\nshl.b64 %rd3, %rd5, 2;"
+    )
+    assert _plan(_kernel(shifted), 90).ur_count == 2  # ptxas: 2
+
+
+# cuda/elementwise.O3.sm90.ptx saxpy_gs: a grid-stride loop of one basic block
+SAXPY = """ld.param.u64 %rd8, [p];
+ld.param.u64 %rd9, [q];
+ld.param.f32 %f1, [a];
+ld.param.u64 %rd10, [b];
+mov.u32 %r1, %ntid.x;
+cvt.u64.u32 %rd1, %r1;
+mov.u32 %r2, %ctaid.x;
+mul.wide.u32 %rd11, %r2, %r1;
+mov.u32 %r3, %tid.x;
+cvt.u64.u32 %rd12, %r3;
+add.s64 %rd17, %rd11, %rd12;
+setp.ge.u64 %p1, %rd17, %rd10;
+@%p1 bra DONE;
+mov.u32 %r4, %nctaid.x;
+cvt.u64.u32 %rd13, %r4;
+mul.lo.s64 %rd3, %rd1, %rd13;
+cvta.to.global.u64 %rd4, %rd8;
+cvta.to.global.u64 %rd5, %rd9;
+LOOP:
+shl.b64 %rd14, %rd17, 2;
+add.s64 %rd15, %rd5, %rd14;
+ld.global.f32 %f2, [%rd15];
+add.s64 %rd16, %rd4, %rd14;
+ld.global.nc.f32 %f3, [%rd16];
+fma.rn.f32 %f4, %f1, %f3, %f2;
+st.global.f32 [%rd15], %f4;
+add.s64 %rd17, %rd17, %rd3;
+setp.lt.u64 %p2, %rd17, %rd10;
+@%p2 bra LOOP;
+DONE:
+"""
+
+
+def test_constant_loads_are_hoisted_out_of_a_one_block_loop() -> None:
+    """ptxas loads ``a``, the bound and both pointers once before the loop (``ULDC
+    UR5``, ``ULDC.64 UR10``, ``UR12``, ``UR14``) and keeps them live through it, next to
+    the stride ``%rd3`` (UR6:UR4) and the descriptor (UR8): 11 names; the model counts
+    10 (the stride's factor ``%nctaid`` in UR7 dies before the loop, ptxas does not
+    reuse it).  Loaded at each reader instead (the same code without the back edge)
+    they would be 6 (ptxas, without the loop: 4)."""
+    assert _plan(_kernel(SAXPY), 90).ur_count == 10  # ptxas: 11
+    straight = SAXPY.replace("@%p2 bra LOOP;", "")
+    assert _plan(_kernel(straight), 90).ur_count <= 6
+
+
+WINDOW = """mov.u32 %r1, %tid.x;
+mov.u32 %r2, %ctaid.x;
+shl.b32 %r3, %r1, 2;
+mov.u32 %r4, buf;
+add.s32 %r5, %r4, %r3;
+st.shared.u32 [%r5], %r2;
+bar.sync 0;
+ld.shared.u32 %r6, [%r5+4];
+st.shared.u32 [%r5], %r6;
+"""
+
+
+def test_shared_window_address_needs_a_second_ur_on_sm90() -> None:
+    """``mov.u32 %r4, buf`` is ``S2UR UR5, SR_CgaCtaId; UMOV UR4, 0x400; ULEA UR4, UR5,
+    UR4, 0x18`` at sm_90: two URs for the one value (then ``LEA R0, R0, UR4, 0x2``)."""
+    text = _kernel(WINDOW, shared=".shared .align 4 .b8 buf[128];\n")
+    p = _plan(text, 90)
+    assert p.webs["%r4"].file == "UR"
+    assert p.ur_count == 2  # ptxas: 2
+
+
+def test_debug_target_names_both_descriptor_registers() -> None:
+    """A debug target keeps the descriptor in R and moves it by two R2URs before every
+    access (``R2UR UR4, R30; R2UR UR5, R31; LD.E R2, desc[UR4][R2.64]``, every kernel of
+    cuda/*.G.sm90.ptx: 2 UR names each); no phase 74, so nothing else is UR."""
+    text = _kernel(BOUNDS).replace(".target sm_90", ".target sm_90, debug")
+    assert _plan(text, 90).ur_count == 2
+    no_memory = _kernel("mov.u32 %r1, %tid.x;\n").replace(".target sm_90", ".target sm_90, debug")
+    assert _plan(no_memory, 90).ur_count == 0
+
+
+def test_count_of_given_lines_is_the_count_of_the_webs_written_there() -> None:
+    """``ur_lines`` (the lines where ptxas writes a UR, in scripts/ur_fidelity.py
+    --count-oracle) count the webs written there with the same additions: given the
+    lines of the model's own UR webs, that is the model's count; given none, only the
+    additions (here the descriptor) remain."""
+    text = _kernel(SAXPY)
+    p = _plan(text, 90)
+    lines = {line for w in p.webs.values() if w.file == "UR" for line in w.lines}
+    mod = lift_module(parse(text, "t.ptx"))
+    md = analyze_module(mod)
+    same = plan_function(mod.func("k"), md.funcs["k"], 90, ur_lines=lines)
+    assert same.ur_count_of_lines == p.ur_count
+    none = plan_function(mod.func("k"), md.funcs["k"], 90, ur_lines=set())
+    assert 1 <= none.ur_count_of_lines < p.ur_count
+    assert p.ur_count_of_lines == -1
