@@ -45,7 +45,7 @@ from ptxopt.ori.capability import (
     uniform_form,
 )
 from ptxopt.ori.view import Use, Web, record_reads, scan
-from ptxopt.ptx.ast import Imm, Sym
+from ptxopt.ptx.ast import Imm, Reg, Sym
 
 __all__ = [
     "Bridge",
@@ -476,20 +476,45 @@ def _zero_tested_mask(w: Web, ctx: _Ctx) -> bool:
     return True
 
 
-def _broadcast(d: Inst) -> bool:
+def _broadcast(d: Inst, ctx: _Ctx) -> bool:
     """``shfl.sync.idx`` from a fixed lane (its result uniform, which the caller has
     checked): lanes of a warp-uniform source hold one value, so ptxas drops the
     shuffle and moves the source into UR (``shr.u32 %r4, %r3, 5`` -> ``R2UR UR22, R9``;
     ``shfl.sync.idx.b32 %r882, %r4, 0, 31, -1`` emits nothing and its readers use
-    UR22: triton/attention_fwd_fp16.sm90a.ptx lines 268, 364, 366)."""
+    UR22: triton/attention_fwd_fp16.sm90a.ptx lines 268, 364, 366).  The lane may be a
+    register holding an immediate (``mov.u32 %r288, 0``), which ptxas sees as the
+    constant: cutlass/ampere_fmha.sm80.ptx line 275, ``shfl.sync.idx.b32 %r45|%p1,
+    %r1296, %r288, %r289, %r290``, emits nothing, and the compare of %r46 at line 300
+    reads UR24.  When ptxas keeps the shuffle it copies the result into UR right after
+    it (``SHFL.IDX PT, R20, R20, RZ, 0x1f ; R2UR UR13, R20``,
+    cutlass/ampere_conv2d_fprop.sm80.ptx line 671 at sm_90): UR either way."""
     ops = d.ast.operands
-    return (
-        d.ast.opcode == "shfl"
-        and ".idx" in d.ast.mods
-        and len(ops) > 2
-        and isinstance(ops[2], Imm)
-        and len(d.defs) == 1
-    )
+    if d.ast.opcode != "shfl" or ".idx" not in d.ast.mods or len(ops) < 3:
+        return False
+    lane = ops[2]
+    if isinstance(lane, Imm):
+        return True
+    if not isinstance(lane, Reg):
+        return False
+    for v in d.uses:
+        if isinstance(v, Value) and v.var == lane.name:
+            m = v.inst.ast if v.kind == "inst" and isinstance(v.inst, Inst) else None
+            return (
+                m is not None
+                and m.opcode == "mov"
+                and len(m.operands) == 2
+                and isinstance(m.operands[1], Imm)
+            )
+    return False
+
+
+def _kept_shuffle(d: Inst, ctx: _Ctx) -> bool:
+    """A broadcast (:func:`_broadcast`) of a value the divergence analysis calls
+    varying: ptxas keeps the SHFL, and its result reaches UR only through an R2UR for
+    uniform readers; read only per-thread it stays in R (``SHFL.IDX PT, R8, R2, RZ,
+    0x1f`` read by ``IADD3 R5, R7, R8, RZ``, cuda/reduce.O3.sm75.ptx lines 279-282)."""
+    src = d.uses[0] if d.uses else None
+    return isinstance(src, Value) and ctx.div.is_varying(src)
 
 
 def _wide_multiply(d: Inst, ctx: _Ctx) -> bool:
@@ -529,7 +554,11 @@ def _eligible(w: Web, ctx: _Ctx) -> str:
         return _VARYING
     for d in w.defs:
         c = ctx.cls[id(d)]
-        if uniform_form(c, ctx.sm) is None and not _broadcast(d):
+        if _broadcast(d, ctx):
+            if w.is_pred:  # the lane-valid predicate of the shuffle: a per-thread P
+                return f"{c} has no uniform form on sm_{ctx.sm}"
+            continue
+        if uniform_form(c, ctx.sm) is None:
             return f"{c} has no uniform form on sm_{ctx.sm}"
         if _wide_multiply(d, ctx):
             return "64 x 64-bit multiply: a per-thread IMAD.WIDE sequence"
@@ -624,7 +653,7 @@ def _cost(w: Web, ur: set[str], ctx: _Ctx, claims: dict[int, str], out: list[Bri
             bridges += 1
             out.append(Bridge("UR2R", w.name, _line(c)))
     for d in w.defs:
-        if _broadcast(d):
+        if _broadcast(d, ctx):
             continue  # the R2UR itself (see _broadcast)
         for v in d.operand_values():
             if v.kind == "special":
@@ -637,6 +666,8 @@ def _cost(w: Web, ur: set[str], ctx: _Ctx, claims: dict[int, str], out: list[Bri
             bridges += 1
             r2ur += 1
             out.append(Bridge("R2UR", s.name, _line(d)))
+    if uniform_readers == 0 and any(_broadcast(d, ctx) and _kept_shuffle(d, ctx) for d in w.defs):
+        return 2 + bridges  # a kept SHFL read only per-thread (see _kept_shuffle)
     if len(w.defs) > 1 and uniform_readers == 0 and _distinct_writes(w):
         # a variable of the program that only per-thread instructions read: ptxas
         # keeps it in R (see _distinct_writes)

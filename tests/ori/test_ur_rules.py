@@ -242,3 +242,68 @@ def test_cluster_address_is_a_uprmt_read_by_syncs_from_ur() -> None:
     assert p.webs["%r4"].cls == "PRMT"
     assert p.webs["%r4"].file == "UR"
     assert not [b for b in p.bridges if b.reg == "%r4"]
+
+
+# Fourth round.
+
+# cutlass/ampere_fmha.sm80.ptx lines 251-300: shfl.sync.idx from lane %r288 (mov 0) of a
+# uniform value emits nothing, and the compare of the result reads UR24
+LANE_REGISTER = _kernel(
+    """mov.u32 %r1, %ctaid.x;
+ld.param.u32 %r2, [n];
+add.s32 %r3, %r1, %r2;
+mov.u32 %r4, 0;
+mov.u32 %r5, 31;
+mov.u32 %r6, -1;
+shfl.sync.idx.b32 %r7|%p1, %r3, %r4, %r5, %r6;
+add.s32 %r8, %r7, 5;
+mov.u32 %r9, %tid.x;
+add.s32 %r10, %r9, %r8;
+ld.param.u64 %rd1, [p];
+st.global.u32 [%rd1], %r10;
+"""
+)
+
+# cutlass/ampere_conv2d_fprop.sm80.ptx line 671 at sm_90: SHFL.IDX PT, R20, R20, RZ, 0x1f ;
+# R2UR UR13, R20 (the warp index, varying to the divergence analysis, read uniformly);
+# cuda/reduce.O3.sm75.ptx lines 279-282: SHFL.IDX PT, R8, R2, RZ, 0x1f read by IADD3
+KEPT_SHUFFLE = _kernel(
+    """mov.u32 %r1, %tid.x;
+shr.u32 %r2, %r1, 5;
+mov.u32 %r4, 0;
+mov.u32 %r5, 31;
+mov.u32 %r6, -1;
+shfl.sync.idx.b32 %r7|%p1, %r2, %r4, %r5, %r6;
+add.s32 %r8, %r7, 5;
+add.s32 %r10, %r1, %r8;
+ld.param.u64 %rd1, [p];
+st.global.u32 [%rd1], %r10;
+"""
+)
+
+
+def test_broadcast_from_a_lane_register_holding_an_immediate() -> None:
+    """A lane in a register that holds an immediate is the constant lane ptxas sees:
+    the broadcast of a uniform value is dropped and its readers stay UR; the shuffle's
+    lane-valid predicate is no UP."""
+    for sm in (80, 90):
+        p = _plan(LANE_REGISTER, sm)
+        assert p.webs["%r7"].file == "UR" and p.webs["%r8"].file == "UR"
+        assert p.webs["%p1"].file == "P"
+        assert not [b for b in p.bridges if b.reg in ("%r3", "%r7")]
+    # a lane that is a computed value is an ordinary (per-thread) shuffle
+    computed = LANE_REGISTER.replace("mov.u32 %r4, 0;", "add.s32 %r4, %r1, 0;")
+    assert _files(computed, 80)["%r7"] == "R"
+
+
+def test_kept_shuffle_reaches_ur_only_for_uniform_readers() -> None:
+    """The broadcast of a value the divergence analysis calls varying keeps its SHFL:
+    the result is copied into UR (R2UR) when uniform instructions read it, and stays
+    in R when only per-thread instructions do."""
+    for sm in (80, 90):
+        assert _files(KEPT_SHUFFLE, sm)["%r7"] == "UR"
+    per_thread = KEPT_SHUFFLE.replace(
+        "add.s32 %r8, %r7, 5;\nadd.s32 %r10, %r1, %r8;", "add.s32 %r10, %r1, %r7;"
+    )
+    for sm in (80, 90):
+        assert _files(per_thread, sm)["%r7"] == "R"
