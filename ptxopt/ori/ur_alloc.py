@@ -36,6 +36,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 
 from ptxopt.analysis.divergence import Divergence
+from ptxopt.analysis.divergence_sync import CfgContext
 from ptxopt.ir.core import Func, Inst, Value
 from ptxopt.ori.capability import (
     UP_BUDGET,
@@ -181,6 +182,7 @@ class _Ctx:
     tolerate_bridges: bool = False
     variables: set[str] = field(default_factory=set)  # multi-valued, read per-thread
     uread: dict[str, bool] = field(default_factory=dict)  # _read_uniformly cache
+    divregion: set[int] | None = None  # blocks inside divergent regions (lazy)
 
 
 def _line(inst: Inst) -> int:
@@ -546,6 +548,43 @@ def _extended_from_32(d: Inst) -> bool:
     return d.ast.opcode == "cvt" and len(types) == 2 and not types[1].endswith("64")
 
 
+def _divergent_blocks(ctx: _Ctx) -> set[int]:
+    """Blocks that lanes split by a divergent branch may run apart: the branch's region
+    (reachable from it before its immediate post-dominator), computed once per
+    function.  A branch with a successor that only returns is an early exit (``@P
+    EXIT`` in SASS: the lanes leave, nothing runs apart), so it opens no region."""
+    if ctx.divregion is None:
+        out: set[int] = set()
+        blocks = ctx.func.blocks
+        cfg: CfgContext | None = None
+        for b in blocks:
+            if not ctx.div.branch_divergent(b.index):
+                continue
+            if any(
+                s.insts and all(i.ast.opcode in ("ret", "exit") for i in s.insts) for s in b.succs
+            ):
+                continue
+            if cfg is None:
+                cfg = CfgContext(ctx.func.cfg_succs(), [False] * len(blocks))
+            out.update(cfg.region(b.index).blocks)
+        ctx.divregion = out
+    return ctx.divregion
+
+
+def _written_apart(w: Web, ctx: _Ctx) -> bool:
+    """``w`` is written more than once and one of its writes lies in a divergent region
+    (:func:`_divergent_blocks`).  ptxas keeps such a register per-thread even when
+    every value written is uniform, e.g. the counter of a loop nested in a loop with a
+    per-thread trip count: ``mov.u32 %r425, 0`` ... ``add.s32 %r425, %r425, 16`` is
+    ``MOV R17, RZ`` ... ``VIADD R17, R17, 0x10`` and the shifts by it are per-thread
+    ``SHF.L.U32 R15, R10, R17, RZ`` (cutlass/hopper_mixed_dtype_gemm.sm90a.ptx lines
+    20757-21058 at sm_90, the curand skip-ahead of ``RandomUniformFunc``)."""
+    if len(w.defs) < 2:
+        return False
+    reg = _divergent_blocks(ctx)
+    return bool(reg) and any(d.block is not None and d.block.index in reg for d in w.defs)
+
+
 def _eligible(w: Web, ctx: _Ctx) -> str:
     """'' when ``w`` passes criteria 1, 2 and 4; otherwise the reason it does not."""
     if not w.defs or any(v.kind in ("param", "undef") for v in w.values):
@@ -566,6 +605,8 @@ def _eligible(w: Web, ctx: _Ctx) -> str:
             return f"{c} writes several registers"
     if w.width > 2:
         return "wider than 64 bits"
+    if _written_apart(w, ctx):
+        return "written more than once, inside a divergent region"
     if len(w.defs) == 1 and id(w.defs[0]) in ctx.folded:
         return "multiply folded into the per-thread add that reads it (IMAD)"
     if _branch_only_compare(w, ctx):

@@ -307,3 +307,52 @@ def test_kept_shuffle_reaches_ur_only_for_uniform_readers() -> None:
     )
     for sm in (80, 90):
         assert _files(per_thread, sm)["%r7"] == "R"
+
+
+# cutlass/hopper_mixed_dtype_gemm.sm90a.ptx lines 20757-21058 at sm_90 (curand skip-ahead):
+# the inner loop's counter is MOV R17, RZ ... VIADD R17, R17, 0x10, and the shift by it
+# SHF.L.U32 R15, R10, R17, RZ, because the outer loop's trip count is per-thread
+NESTED_COUNTER = _kernel(
+    """mov.u32 %r1, %tid.x;
+mov.u32 %r9, 0;
+OUTER:
+mov.u32 %r2, 0;
+INNER:
+mov.u32 %r3, 1;
+shl.b32 %r4, %r3, %r2;
+add.s32 %r9, %r9, %r4;
+add.s32 %r2, %r2, 16;
+setp.ne.s32 %p1, %r2, 32;
+@%p1 bra INNER;
+shr.u32 %r1, %r1, 1;
+setp.ne.s32 %p2, %r1, 0;
+@%p2 bra OUTER;
+ld.param.u64 %rd1, [p];
+st.global.u32 [%rd1], %r9;
+"""
+)
+
+
+def test_register_written_twice_inside_a_divergent_region_is_per_thread() -> None:
+    """A uniform loop counter of a loop nested in a loop whose exit is per-thread: the
+    register is written more than once and once inside the divergent region, so it is
+    per-thread, and so is the shift that reads it."""
+    for sm in (80, 90):
+        p = _plan(NESTED_COUNTER, sm)
+        assert p.webs["%r2"].file == "R"
+        assert p.webs["%r2"].why.startswith("written more than once")
+        assert p.webs["%r4"].file == "R"
+    # with a uniform outer trip count the counter is UR again
+    uniform = NESTED_COUNTER.replace("mov.u32 %r1, %tid.x;", "mov.u32 %r1, %ctaid.x;")
+    assert _files(uniform, 80)["%r2"] == "UR"
+    # an early exit on a per-thread condition opens no divergent region
+    early = NESTED_COUNTER.replace(
+        "mov.u32 %r9, 0;",
+        "mov.u32 %r9, 0;\nsetp.eq.s32 %p3, %r1, 7;\n@%p3 bra END;",
+    ).replace("ret;", "END:\nret;")
+    early = early.replace("mov.u32 %r1, %tid.x;", "mov.u32 %r1, %tid.x;\nmov.u32 %r5, %ctaid.x;")
+    early = early.replace(
+        "shr.u32 %r1, %r1, 1;\nsetp.ne.s32 %p2, %r1, 0;",
+        "shr.u32 %r5, %r5, 1;\nsetp.ne.s32 %p2, %r5, 0;",
+    )
+    assert _files(early, 80)["%r2"] == "UR"
