@@ -14,6 +14,8 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable
+from itertools import chain
+from operator import attrgetter
 
 from ptxopt.ir.core import CARRY, Block, Func, Inst, IRModule, Value
 from ptxopt.ir.operands import rebuild
@@ -25,6 +27,9 @@ from ptxopt.ptx.types import reg_class
 
 Destructor = Callable[[Func], Assignment]
 
+_DEFS = attrgetter("defs")
+_VAR = attrgetter("var")
+_ID = attrgetter("id")
 _INLINED_AT = re.compile(r"inlined_at\s+(\d+)\s+(\d+)\s+(\d+)")
 
 
@@ -162,7 +167,7 @@ class _Lowerer:
             if copies:
                 self.emit_copies(copies, insts[-1].loc if insts else None)
             return
-        ast = self.lower_inst(term)
+        ast = term.ast if self.asg.identity else self.lower_inst(term)
         if copies:
             dests = {d for d, _s, _t in copies}
             ops = list(ast.operands)
@@ -211,7 +216,7 @@ class _Lowerer:
             self.emit_copies(tie, inst.loc)
         if self.asg.drop and id(inst) in self.asg.drop:
             return
-        self.emit_instr(self.lower_inst(inst), inst.loc)
+        self.emit_instr(inst.ast if self.asg.identity else self.lower_inst(inst), inst.loc)
 
     def decl_lines(self) -> list[str]:
         func = self.func
@@ -224,16 +229,16 @@ class _Lowerer:
         values: list[Value] = list(func.params)
         for b in func.blocks:
             values.extend([phi.result for phi in b.phis])
-            for ins in b.insts:
-                if ins.defs:
-                    values.extend(ins.defs)
+            values.extend(chain.from_iterable(map(_DEFS, b.insts)))
+        names = map(_VAR, values)
+        if asg.reg:
+            names = map(reg, map(_ID, values), names)
+        # the first value of each register name (the later ones overwrite the earlier)
+        firsts = dict(zip(reversed(list(names)), reversed(values), strict=True))
+        firsts.pop(CARRY, None)
         plain_get = dict.get  # a name lifting entered; RegTypes.get for the others
-        for v in values:
-            name = reg(v.id, v.var)
-            if name not in used and name != CARRY:
-                used[name] = (
-                    plain_get(types, name) or types.get(name) or new_regs.get(name) or v.type
-                )
+        for name, v in firsts.items():
+            used[name] = plain_get(types, name) or types.get(name) or new_regs.get(name) or v.type
         for u in func.undefs.values():  # registers read before any write
             if u.var != CARRY:
                 used.setdefault(u.var, types.get(u.var, u.type))

@@ -41,6 +41,7 @@ class Assignment(Node):
         "block_copies",
         "start_copies",
         "drop",
+        "identity",
     )
     reg: dict[int, str]
     edge_copies: dict[tuple[int, int], list[Copy]]
@@ -52,6 +53,9 @@ class Assignment(Node):
     block_copies: dict[int, list[Copy]]
     start_copies: dict[int, list[Copy]]
     drop: set[int]  # id(inst)
+    # every value keeps its register and nothing was changed since lifting: each
+    # instruction lowers to the one it was lifted from (see keep_names)
+    identity: bool
 
     def __init__(
         self,
@@ -63,6 +67,7 @@ class Assignment(Node):
         block_copies: dict[int, list[Copy]] | None = None,
         start_copies: dict[int, list[Copy]] | None = None,
         drop: set[int] | None = None,
+        identity: bool = False,
     ) -> None:
         self.reg = reg
         self.edge_copies = {} if edge_copies is None else edge_copies
@@ -72,6 +77,7 @@ class Assignment(Node):
         self.block_copies = {} if block_copies is None else block_copies
         self.start_copies = {} if start_copies is None else start_copies
         self.drop = set() if drop is None else drop
+        self.identity = identity
 
     def name(self, v: Value | Imm) -> str | Imm:
         if isinstance(v, Imm):
@@ -108,8 +114,9 @@ def keep_names(func: Func) -> Assignment:
     renaming one program's registers is conventional (no two versions of a register
     are live at once), so dropping the version numbers gives that program back; this
     skips the interference work of the general destructors.  Checked against the
-    CSSA destructor on the corpus and on random kernels: the same text."""
-    return Assignment({})
+    CSSA destructor on the corpus and on random kernels: the same text.  Only for IR
+    as lifted: the lowering then prints every instruction as it was parsed."""
+    return Assignment({}, identity=True)
 
 
 def destruct(func: Func) -> Assignment:
