@@ -821,6 +821,44 @@ def _self_loops(func: Func, pos: dict[int, int]) -> dict[int, tuple[int, int]]:
     return out
 
 
+# The largest loop (PTX instructions) whose constant loads sm_90 hoists, see
+# :func:`_small_loops`.  Measured on the full corpus at sm_90 (kernels within 2 of
+# ptxas, 137 without the rule): 100 -> 141, 200 -> 142, 300 -> 141.  The cutlass
+# ``BlockForEach`` grid-stride loop (118 instructions in cutlass/hopper_ws_gemm.sm90a.ptx)
+# hoists; the tile loops of ``cub/histogram`` (350 to 980) reload at each reader.
+_HOIST_LOOP_LIMIT = 200
+
+
+def _small_loops(func: Func, pos: dict[int, int], limit: int) -> dict[int, tuple[int, int]]:
+    """Program point -> (first, last point) of the outermost loop around it that has
+    at most ``limit`` instructions (a loop: the blocks from a back edge's target to
+    its source, in program order).  sm_90 hoists the constant loads of such a loop
+    before it and keeps them live through it: the grid-stride loop of the cutlass
+    ``BlockForEach<float, RandomUniformFunc>`` kernel (cutlass/hopper_ws_gemm.sm90a.ptx
+    at sm_90) ``ULDC``s ``c[0x0][0x0]``, ``0xc``, ``0x210``, ``0x218``, ``0x230``,
+    ``0x238``, ``0x240``-``0x248`` into UR4-UR15 once before the loop and reads them
+    on every iteration (``FMUL R2, R14, UR10``, ``IADD3 R12, P0, R12, UR13, RZ``),
+    12 names against the model's 6 with a load at each reader.  Large loops reload at
+    each reader instead (``cub/histogram.sm90.ptx``, ``ULDC UR5, c[0x0][0x234]`` again
+    for each reader between lines 3731 and 3997), hence ``limit``.  sm_80 is left
+    out: every way of hoisting out of loops of several blocks lost sm_80 kernels
+    (docs/uniform-registers.md, "Tried and rejected"), and there a per-thread reader
+    takes ``c[bank][offset]`` itself."""
+    spans: list[tuple[int, int]] = []
+    for b in func.blocks:
+        for t in b.succs:
+            if t.index > b.index:
+                continue
+            ps = [pos[id(i)] for c in func.blocks if t.index <= c.index <= b.index for i in c.insts]
+            if ps and len(ps) <= limit:
+                spans.append((min(ps), max(ps)))
+    out: dict[int, tuple[int, int]] = {}
+    for lo, hi in sorted(spans, key=lambda s: s[0] - s[1]):
+        for p in range(lo, hi + 1):
+            out.setdefault(p, (lo, hi))
+    return out
+
+
 def _constant_points(
     ur: set[str], ctx: _Ctx, claims: dict[int, str], loops: dict[int, tuple[int, int]]
 ) -> list[tuple[int, int, int]]:
@@ -1111,7 +1149,10 @@ def plan_function(
         out[k] = WebPlan(k, "P" if pred else "R", c, 0, reason, lines)
     ur_ws = [webs[k] for k in ur if not webs[k].is_pred]
     up_ws = [webs[k] for k in ur if webs[k].is_pred]
-    points = _constant_points(ur, ctx, claims, _self_loops(func, pos))
+    loops = _self_loops(func, pos)
+    if sm >= 90:
+        loops = {**loops, **_small_loops(func, pos, _HOIST_LOOP_LIMIT)}
+    points = _constant_points(ur, ctx, claims, loops)
     points += _window_temporaries(ur, ctx)
     if has_uniform_file(sm):
         points += _descriptor(ctx, debug)

@@ -137,6 +137,48 @@ def test_constant_loads_are_hoisted_out_of_a_one_block_loop() -> None:
     assert _plan(_kernel(straight), 90).ur_count <= 6
 
 
+# a grid-stride loop whose body branches: a loop of several blocks
+STRIDE_IF = """ld.param.u32 %r1, [n];
+mov.u32 %r2, %ctaid.x;
+mov.u32 %r3, %ntid.x;
+mov.u32 %r4, %tid.x;
+mad.lo.s32 %r5, %r2, %r3, %r4;
+setp.ge.s32 %p1, %r5, %r1;
+@%p1 bra DONE;
+ld.param.u64 %rd1, [p];
+cvta.to.global.u64 %rd2, %rd1;
+ld.param.u64 %rd8, [q];
+cvta.to.global.u64 %rd9, %rd8;
+ld.param.f32 %f1, [a];
+mov.u32 %r8, %nctaid.x;
+mul.lo.s32 %r9, %r8, %r3;
+LOOP:
+mul.wide.s32 %rd3, %r5, 4;
+add.s64 %rd4, %rd2, %rd3;
+ld.global.f32 %f2, [%rd4];
+setp.gt.f32 %p2, %f2, 0f00000000;
+@%p2 bra SKIP;
+mul.f32 %f3, %f2, %f1;
+add.s64 %rd5, %rd9, %rd3;
+st.global.f32 [%rd5], %f3;
+atom.global.add.f32 %f4, [%rd5], %f1;
+st.global.f32 [%rd4], %f4;
+SKIP:
+add.s32 %r5, %r5, %r9;
+setp.lt.s32 %p3, %r5, %r1;
+@%p3 bra LOOP;
+DONE:
+"""
+
+
+def test_sm90_hoists_constant_loads_out_of_a_small_loop_of_several_blocks() -> None:
+    """ptxas loads ``a`` and the bound once before the loop (``ULDC UR5, c[0x0][0x220];
+    ULDC UR4, c[0x0][0x224]``) and reads them on every iteration (``FMUL R13, R13,
+    UR4`` in the branch's block, ``ISETP.GE.AND P1, PT, R0, UR5, PT`` at the latch),
+    next to the descriptor (UR6): 3 names.  Loaded at each reader they would be 2."""
+    assert _plan(_kernel(STRIDE_IF), 90).ur_count == 3  # ptxas: 3
+
+
 WINDOW = """mov.u32 %r1, %tid.x;
 mov.u32 %r2, %ctaid.x;
 shl.b32 %r3, %r1, 2;
