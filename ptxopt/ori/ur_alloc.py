@@ -844,14 +844,22 @@ def _small_loops(func: Func, pos: dict[int, int], limit: int) -> dict[int, tuple
     out: every way of hoisting out of loops of several blocks lost sm_80 kernels
     (docs/uniform-registers.md, "Tried and rejected"), and there a per-thread reader
     takes ``c[bank][offset]`` itself."""
+    blocks = func.blocks
+    # instructions in blocks[:k], so that a loop's size is one subtraction (linear time
+    # over all back edges; only the loops within ``limit`` are walked)
+    before = [0]
+    for c in blocks:
+        before.append(before[-1] + len(c.insts))
     spans: list[tuple[int, int]] = []
-    for b in func.blocks:
+    for b in blocks:
         for t in b.succs:
             if t.index > b.index:
                 continue
-            ps = [pos[id(i)] for c in func.blocks if t.index <= c.index <= b.index for i in c.insts]
-            if ps and len(ps) <= limit:
-                spans.append((min(ps), max(ps)))
+            size = before[b.index + 1] - before[t.index]
+            if size == 0 or size > limit:
+                continue
+            ps = [pos[id(i)] for c in blocks[t.index : b.index + 1] for i in c.insts]
+            spans.append((min(ps), max(ps)))
     out: dict[int, tuple[int, int]] = {}
     for lo, hi in sorted(spans, key=lambda s: s[0] - s[1]):
         for p in range(lo, hi + 1):
