@@ -981,6 +981,50 @@ def _descriptor(ctx: _Ctx, debug: bool) -> list[tuple[int, int, int]]:
     return [(min(at), max(at), 2 if debug else 1)] if at else []
 
 
+def _aggregated_atomics(ctx: _Ctx, varying: set[str]) -> list[tuple[int, int, int]]:
+    """A global ``atom`` whose result is never read, at an address the divergence
+        analysis calls uniform, becomes one ``RED`` per warp, and the warp's share is
+        worked out in UR at the atomic: an ``add`` of an immediate by ``VOTEU.ANY UR8, UPT,
+        PT; UFLO.U32 UR9, UR8; POPC R9, UR8`` (the active mask and its leader, two URs), a
+        ``min``/``max`` of an integer by ``REDUX.MIN.S32 UR10, R7`` (one UR).
+        cuda/atomics.O3.sm90.ptx ``count_matches``, lines 139 and 141 (``atom.global.add.u32
+        %r8, [%rd6], 1; atom.global.min.s32 %r9, [%rd7], %r1``): at sm_90 UR8-UR10 beside
+        the descriptor and the address pair, 6 names against the model's 2; at sm_80
+        ``VOTEU.ANY UR6``, ``UFLO.U32 UR7``, ``REDUX.MIN.S32 UR8`` beside the descriptor
+        UR4, 4 names against 1.  ptxas interleaves the atomics of one block (the
+    ``REDUX`` of line 141 comes before the ``VOTEU`` of line 139), so each one's URs live
+    to the block's last such atomic.  A result that is read keeps the ``ATOMG`` (``sum_last_block``
+        line 221), a varying address too; ``ctx.func`` is scanned once."""
+    read: set[str] = set()
+    for b in ctx.func.blocks:
+        for ins in b.insts:
+            for v in ins.uses:
+                if isinstance(v, Value):
+                    read.add(v.var)
+    out: list[tuple[int, int, int]] = []
+    for b in ctx.func.blocks:
+        block: list[tuple[int, int]] = []
+        for ins in b.insts:
+            a = ins.ast
+            if a.opcode != "atom" or ".global" not in a.mods:
+                continue
+            if any(d.var in read for d in ins.defs):
+                continue
+            vals = [v for v in ins.uses if isinstance(v, Value)]
+            if not vals or vals[0].var in varying:
+                continue
+            p = ctx.pos[id(ins)]
+            ints = not any(t in a.mods for t in (".f32", ".f64", ".f16", ".bf16", ".f16x2"))
+            if ".add" in a.mods and len(vals) == 1 and ints:
+                block.append((p, 2))
+            elif (".min" in a.mods or ".max" in a.mods) and len(vals) == 2 and ints:
+                block.append((p, 1))
+        if block:
+            last = max(p for p, _ in block)
+            out.extend((p, last, n) for p, n in block)
+    return out
+
+
 def _pressure(ws: list[Web], ctx: _Ctx, ranges: Iterable[tuple[int, int, int]] = ()) -> int:
     """Peak number of live registers of ``ws`` in program order (a constant operand is
     not live of its own), plus ``ranges`` (first point, last point, width: the loads
@@ -1245,6 +1289,7 @@ def plan_function(
     points += _window_temporaries(ur, ctx)
     if has_uniform_file(sm):
         points += _descriptor(ctx, debug)
+        points += _aggregated_atomics(ctx, sc.varying)
     plan.ur_count = _pressure(ur_ws, ctx, points)
     if ur_lines is not None:
         given = [

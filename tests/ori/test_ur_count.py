@@ -289,3 +289,16 @@ def test_kernel_count_takes_in_the_functions_it_calls() -> None:
     assert own == {"h": 4, "k": 1}
     plans = {p.name: p.ur_count for p in module_plans(mod, md, "sm_90")}
     assert plans == {"h": 4, "k": 4}  # ptxas: 3
+
+
+def test_atomics_with_unread_results_at_a_uniform_address_are_aggregated_in_ur() -> None:
+    body = BOUNDS.replace("DONE:\n", "") + (
+        "ld.param.u64 %rd5, [q];\ncvta.to.global.u64 %rd6, %rd5;\n"
+        "atom.global.add.u32 %r8, [%rd6], 1;\nadd.s64 %rd7, %rd6, 4;\n"
+        "atom.global.min.s32 %r9, [%rd7], %r5;\nDONE:\n"
+    )
+    # sm_80: ULDC.64 UR4 (descriptor), VOTEU.ANY UR6; UFLO.U32 UR7, UR6 (the add),
+    # REDUX.MIN.S32 UR8, R0 (the min): 4 names
+    assert _plan(_kernel(body, "sm_80"), 80).ur_count == 4  # ptxas: 4
+    # sm_90: the same, UR8-UR10, beside UR6 (descriptor) and UR4-UR5 (q + 4): 6 names
+    assert _plan(_kernel(body), 90).ur_count == 4  # ptxas: 6
