@@ -14,7 +14,7 @@ from typing import Any
 from ptxopt.ir.core import IRModule
 from ptxopt.oracle import sm_number
 from ptxopt.ori.conv_alloc import plan_conv_alloc
-from ptxopt.ori.ur_alloc import FuncPlan, plan_function
+from ptxopt.ori.ur_alloc import FuncPlan, plan_function, with_callees
 from ptxopt.ori.view import sass_class
 
 __all__ = ["module_plans", "regfiles_report", "format_regfiles", "format_ori"]
@@ -31,7 +31,7 @@ def module_plans(
 ) -> list[FuncPlan]:
     sm = sm_number(arch)
     debug = "debug" in mod.ast.target
-    return [
+    plans = [
         plan_function(
             f,
             md.funcs[f.name],
@@ -43,6 +43,8 @@ def module_plans(
         )
         for f in mod.funcs
     ]
+    with_callees(mod.funcs, plans)
+    return plans
 
 
 def regfiles_report(mod: IRModule, md: Any, arch: str, *, max_attempts: int = 5) -> dict[str, Any]:

@@ -57,6 +57,7 @@ __all__ = [
     "WebPlan",
     "fnv1a",
     "plan_function",
+    "with_callees",
 ]
 
 FNV_PRIME = 0x01000193
@@ -980,6 +981,50 @@ def _descriptor(ctx: _Ctx, debug: bool) -> list[tuple[int, int, int]]:
     return [(min(at), max(at), 2 if debug else 1)] if at else []
 
 
+def _aggregated_atomics(ctx: _Ctx, varying: set[str]) -> list[tuple[int, int, int]]:
+    """A global ``atom`` whose result is never read, at an address the divergence
+        analysis calls uniform, becomes one ``RED`` per warp, and the warp's share is
+        worked out in UR at the atomic: an ``add`` of an immediate by ``VOTEU.ANY UR8, UPT,
+        PT; UFLO.U32 UR9, UR8; POPC R9, UR8`` (the active mask and its leader, two URs), a
+        ``min``/``max`` of an integer by ``REDUX.MIN.S32 UR10, R7`` (one UR).
+        cuda/atomics.O3.sm90.ptx ``count_matches``, lines 139 and 141 (``atom.global.add.u32
+        %r8, [%rd6], 1; atom.global.min.s32 %r9, [%rd7], %r1``): at sm_90 UR8-UR10 beside
+        the descriptor and the address pair, 6 names against the model's 2; at sm_80
+        ``VOTEU.ANY UR6``, ``UFLO.U32 UR7``, ``REDUX.MIN.S32 UR8`` beside the descriptor
+        UR4, 4 names against 1.  ptxas interleaves the atomics of one block (the
+    ``REDUX`` of line 141 comes before the ``VOTEU`` of line 139), so each one's URs live
+    to the block's last such atomic.  A result that is read keeps the ``ATOMG`` (``sum_last_block``
+        line 221), a varying address too; ``ctx.func`` is scanned once."""
+    read: set[str] = set()
+    for b in ctx.func.blocks:
+        for ins in b.insts:
+            for v in ins.uses:
+                if isinstance(v, Value):
+                    read.add(v.var)
+    out: list[tuple[int, int, int]] = []
+    for b in ctx.func.blocks:
+        block: list[tuple[int, int]] = []
+        for ins in b.insts:
+            a = ins.ast
+            if a.opcode != "atom" or ".global" not in a.mods:
+                continue
+            if any(d.var in read for d in ins.defs):
+                continue
+            vals = [v for v in ins.uses if isinstance(v, Value)]
+            if not vals or vals[0].var in varying:
+                continue
+            p = ctx.pos[id(ins)]
+            ints = not any(t in a.mods for t in (".f32", ".f64", ".f16", ".bf16", ".f16x2"))
+            if ".add" in a.mods and len(vals) == 1 and ints:
+                block.append((p, 2))
+            elif (".min" in a.mods or ".max" in a.mods) and len(vals) == 2 and ints:
+                block.append((p, 1))
+        if block:
+            last = max(p for p, _ in block)
+            out.extend((p, last, n) for p, n in block)
+    return out
+
+
 def _pressure(ws: list[Web], ctx: _Ctx, ranges: Iterable[tuple[int, int, int]] = ()) -> int:
     """Peak number of live registers of ``ws`` in program order (a constant operand is
     not live of its own), plus ``ranges`` (first point, last point, width: the loads
@@ -1001,6 +1046,86 @@ def _pressure(ws: list[Web], ctx: _Ctx, ranges: Iterable[tuple[int, int, int]] =
         cur += d
         best = max(best, cur)
     return best
+
+
+def with_callees(funcs: list[Func], plans: list[FuncPlan]) -> None:
+    """A function's UR count is at least that of every function it calls, directly or
+    not (``plans[i]`` is the plan of ``funcs[i]``; both counts are raised in place).
+    ptxas does not inline a ``.func`` that is called from several places at -O0, and
+    the kernel's SASS, whose UR names the count is compared with, holds the callee's
+    code: cuda/control.O0.sm90.ptx ``collatz`` (calls ``_Z8mix_hashji``) at sm_90
+    names UR4-UR7 itself (``ULDC.64 UR4, c[0x0][0x208]`` for the descriptor,
+    ``ULDC.64 UR6, c[0x0][0x218]`` at line 344) and UR6-UR9 in the callee's loop
+    (``ULDC.64 UR6, c[0x4][0x8]`` at line 133 for ``g_scramble``, the descriptor moved
+    in by ``R2UR UR8, R10; R2UR UR9, R11`` at line 134): 6 names, the kernel's own 3
+    and the callee's 4.  The maximum, not the sum: the callee reuses the caller's
+    names where their ranges do not meet (UR6 above).  A worklist over the call graph,
+    each function's callees merged once after theirs (linear in the functions and
+    calls; a recursive cycle is one set)."""
+    index = {f.name: i for i, f in enumerate(funcs)}
+    calls: list[set[int]] = []
+    for f in funcs:
+        cs: set[int] = set()
+        for b in f.blocks:
+            for ins in b.insts:
+                if ins.ast.opcode == "call":
+                    for o in ins.ast.operands:
+                        if isinstance(o, Sym) and o.name in index:
+                            cs.add(index[o.name])
+        calls.append(cs)
+    # Tarjan's strongly connected components (iterative): components come out callees
+    # first, so each component's count is final when its callers read it
+    n = len(funcs)
+    num = [-1] * n
+    low = [0] * n
+    on: list[bool] = [False] * n
+    stack: list[int] = []
+    comp = [-1] * n
+    order: list[list[int]] = []
+    counter = 0
+    for root in range(n):
+        if num[root] >= 0:
+            continue
+        work = [(root, iter(sorted(calls[root])))]
+        num[root] = low[root] = counter
+        counter += 1
+        stack.append(root)
+        on[root] = True
+        while work:
+            v, it = work[-1]
+            w = next(it, None)
+            if w is not None:
+                if num[w] < 0:
+                    num[w] = low[w] = counter
+                    counter += 1
+                    stack.append(w)
+                    on[w] = True
+                    work.append((w, iter(sorted(calls[w]))))
+                elif on[w]:
+                    low[v] = min(low[v], num[w])
+                continue
+            work.pop()
+            if work:
+                low[work[-1][0]] = min(low[work[-1][0]], low[v])
+            if low[v] == num[v]:
+                members: list[int] = []
+                while True:
+                    x = stack.pop()
+                    on[x] = False
+                    comp[x] = len(order)
+                    members.append(x)
+                    if x == v:
+                        break
+                order.append(members)
+    for members in order:
+        for attr in ("ur_count", "ur_count_of_lines"):
+            best = max(getattr(plans[i], attr) for i in members)
+            for i in members:
+                for c in calls[i]:
+                    if comp[c] != comp[i]:
+                        best = max(best, getattr(plans[c], attr))
+            for i in members:
+                setattr(plans[i], attr, best)
 
 
 def plan_function(
@@ -1164,6 +1289,7 @@ def plan_function(
     points += _window_temporaries(ur, ctx)
     if has_uniform_file(sm):
         points += _descriptor(ctx, debug)
+        points += _aggregated_atomics(ctx, sc.varying)
     plan.ur_count = _pressure(ur_ws, ctx, points)
     if ur_lines is not None:
         given = [

@@ -225,3 +225,80 @@ def test_count_of_given_lines_is_the_count_of_the_webs_written_there() -> None:
     none = plan_function(mod.func("k"), md.funcs["k"], 90, ur_lines=set())
     assert 1 <= none.ur_count_of_lines < p.ur_count
     assert p.ur_count_of_lines == -1
+
+
+CALLER = """.version 8.0
+.target sm_90
+.address_size 64
+.global .align 4 .b8 g[16];
+.func (.param .b32 r) h(.param .b32 x, .param .b32 m)
+{
+.reg .b32 %r<8>; .reg .b64 %rd<6>;
+ld.param.u32 %r1, [x];
+ld.param.u32 %r2, [m];
+and.b32 %r4, %r1, 3;
+mov.u64 %rd1, g;
+cvta.global.u64 %rd2, %rd1;
+mul.wide.s32 %rd3, %r4, 4;
+add.s64 %rd4, %rd2, %rd3;
+ld.u32 %r5, [%rd4];
+xor.b32 %r6, %r2, %r5;
+st.param.b32 [r], %r6;
+ret;
+}
+.visible .entry k(.param .u64 p, .param .u32 n)
+{
+.reg .b32 %r<8>; .reg .b64 %rd<6>;
+ld.param.u64 %rd1, [p];
+ld.param.u32 %r1, [n];
+mov.u32 %r2, %tid.x;
+{
+.param .b32 a0; .param .b32 a1; .param .b32 rv;
+st.param.b32 [a0], %r2;
+st.param.b32 [a1], %r1;
+call.uni (rv), h, (a0, a1);
+ld.param.b32 %r3, [rv];
+}
+{
+.param .b32 a0; .param .b32 a1; .param .b32 rv;
+st.param.b32 [a0], %r3;
+st.param.b32 [a1], %r1;
+call.uni (rv), h, (a0, a1);
+ld.param.b32 %r4, [rv];
+}
+cvta.to.global.u64 %rd2, %rd1;
+mul.wide.u32 %rd3, %r2, 4;
+add.s64 %rd4, %rd2, %rd3;
+st.global.u32 [%rd4], %r4;
+ret;
+}
+"""
+
+
+def test_kernel_count_takes_in_the_functions_it_calls() -> None:
+    # ptxas keeps the twice-called ``h`` a subroutine; the kernel's SASS holds its code:
+    # ``ULDC UR8, c[0x0][0x218]`` (n) and ``ULDC.64 UR6, c[0x0][0x208]`` (the
+    # descriptor) in the kernel, ``ULDC.64 UR4, c[0x0][0x208]; LD.E R2, desc[UR4]``
+    # and ``LOP3.LUT R7, R2, UR8, ...`` in ``h``: 3 names.  The kernel alone counts 1
+    # (its descriptor), ``h`` 4; the kernel takes the larger.
+    from ptxopt.ori.report import module_plans
+
+    mod = lift_module(parse(CALLER, "t.ptx"))
+    md = analyze_module(mod)
+    own = {f.name: plan_function(f, md.funcs[f.name], 90).ur_count for f in mod.funcs}
+    assert own == {"h": 4, "k": 1}
+    plans = {p.name: p.ur_count for p in module_plans(mod, md, "sm_90")}
+    assert plans == {"h": 4, "k": 4}  # ptxas: 3
+
+
+def test_atomics_with_unread_results_at_a_uniform_address_are_aggregated_in_ur() -> None:
+    body = BOUNDS.replace("DONE:\n", "") + (
+        "ld.param.u64 %rd5, [q];\ncvta.to.global.u64 %rd6, %rd5;\n"
+        "atom.global.add.u32 %r8, [%rd6], 1;\nadd.s64 %rd7, %rd6, 4;\n"
+        "atom.global.min.s32 %r9, [%rd7], %r5;\nDONE:\n"
+    )
+    # sm_80: ULDC.64 UR4 (descriptor), VOTEU.ANY UR6; UFLO.U32 UR7, UR6 (the add),
+    # REDUX.MIN.S32 UR8, R0 (the min): 4 names
+    assert _plan(_kernel(body, "sm_80"), 80).ur_count == 4  # ptxas: 4
+    # sm_90: the same, UR8-UR10, beside UR6 (descriptor) and UR4-UR5 (q + 4): 6 names
+    assert _plan(_kernel(body), 90).ur_count == 4  # ptxas: 6
