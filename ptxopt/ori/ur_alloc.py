@@ -37,6 +37,7 @@ from dataclasses import dataclass, field
 
 from ptxopt.analysis.divergence import Divergence
 from ptxopt.analysis.divergence_sync import CfgContext
+from ptxopt.analysis.scc import tarjan_scc
 from ptxopt.ir.core import Func, Inst, Value
 from ptxopt.ori.capability import (
     UP_BUDGET,
@@ -983,18 +984,18 @@ def _descriptor(ctx: _Ctx, debug: bool) -> list[tuple[int, int, int]]:
 
 def _aggregated_atomics(ctx: _Ctx, varying: set[str]) -> list[tuple[int, int, int]]:
     """A global ``atom`` whose result is never read, at an address the divergence
-        analysis calls uniform, becomes one ``RED`` per warp, and the warp's share is
-        worked out in UR at the atomic: an ``add`` of an immediate by ``VOTEU.ANY UR8, UPT,
-        PT; UFLO.U32 UR9, UR8; POPC R9, UR8`` (the active mask and its leader, two URs), a
-        ``min``/``max`` of an integer by ``REDUX.MIN.S32 UR10, R7`` (one UR).
-        cuda/atomics.O3.sm90.ptx ``count_matches``, lines 139 and 141 (``atom.global.add.u32
-        %r8, [%rd6], 1; atom.global.min.s32 %r9, [%rd7], %r1``): at sm_90 UR8-UR10 beside
-        the descriptor and the address pair, 6 names against the model's 2; at sm_80
-        ``VOTEU.ANY UR6``, ``UFLO.U32 UR7``, ``REDUX.MIN.S32 UR8`` beside the descriptor
-        UR4, 4 names against 1.  ptxas interleaves the atomics of one block (the
+    analysis calls uniform, becomes one ``RED`` per warp, and the warp's share is
+    worked out in UR at the atomic: an ``add`` of an immediate by ``VOTEU.ANY UR8, UPT,
+    PT; UFLO.U32 UR9, UR8; POPC R9, UR8`` (the active mask and its leader, two URs), a
+    ``min``/``max`` of an integer by ``REDUX.MIN.S32 UR10, R7`` (one UR).
+    cuda/atomics.O3.sm90.ptx ``count_matches``, lines 139 and 141 (``atom.global.add.u32
+    %r8, [%rd6], 1; atom.global.min.s32 %r9, [%rd7], %r1``): at sm_90 UR8-UR10 beside
+    the descriptor and the address pair, 6 names against the model's 2; at sm_80
+    ``VOTEU.ANY UR6``, ``UFLO.U32 UR7``, ``REDUX.MIN.S32 UR8`` beside the descriptor
+    UR4, 4 names against 1.  ptxas interleaves the atomics of one block (the
     ``REDUX`` of line 141 comes before the ``VOTEU`` of line 139), so each one's URs live
     to the block's last such atomic.  A result that is read keeps the ``ATOMG`` (``sum_last_block``
-        line 221), a varying address too; ``ctx.func`` is scanned once."""
+    line 221), a varying address too; ``ctx.func`` is scanned once."""
     read: set[str] = set()
     for b in ctx.func.blocks:
         for ins in b.insts:
@@ -1073,50 +1074,10 @@ def with_callees(funcs: list[Func], plans: list[FuncPlan]) -> None:
                         if isinstance(o, Sym) and o.name in index:
                             cs.add(index[o.name])
         calls.append(cs)
-    # Tarjan's strongly connected components (iterative): components come out callees
-    # first, so each component's count is final when its callers read it
-    n = len(funcs)
-    num = [-1] * n
-    low = [0] * n
-    on: list[bool] = [False] * n
-    stack: list[int] = []
-    comp = [-1] * n
-    order: list[list[int]] = []
-    counter = 0
-    for root in range(n):
-        if num[root] >= 0:
-            continue
-        work = [(root, iter(sorted(calls[root])))]
-        num[root] = low[root] = counter
-        counter += 1
-        stack.append(root)
-        on[root] = True
-        while work:
-            v, it = work[-1]
-            w = next(it, None)
-            if w is not None:
-                if num[w] < 0:
-                    num[w] = low[w] = counter
-                    counter += 1
-                    stack.append(w)
-                    on[w] = True
-                    work.append((w, iter(sorted(calls[w]))))
-                elif on[w]:
-                    low[v] = min(low[v], num[w])
-                continue
-            work.pop()
-            if work:
-                low[work[-1][0]] = min(low[work[-1][0]], low[v])
-            if low[v] == num[v]:
-                members: list[int] = []
-                while True:
-                    x = stack.pop()
-                    on[x] = False
-                    comp[x] = len(order)
-                    members.append(x)
-                    if x == v:
-                        break
-                order.append(members)
+    # components come out callees first, so each one's count is final when its
+    # callers read it
+    scc = tarjan_scc([sorted(cs) for cs in calls])
+    order, comp = scc.components, scc.comp_of
     for members in order:
         for attr in ("ur_count", "ur_count_of_lines"):
             best = max(getattr(plans[i], attr) for i in members)
