@@ -144,6 +144,9 @@ class Divergence:
         self.varying = bytearray(func.next_id)
         self.reasons: dict[int, Reason] = {}
         self.divergent = bytearray(len(func.blocks))  # per block: its branch is divergent
+        # divergent branch's block -> the blocks of its region (reachable from it before
+        # its immediate post-dominator), as the propagation computed it
+        self.regions: dict[int, list[int]] = {}
         self.addr_varying: dict[Inst, bool] = {}
         self.stats = DivergenceStats()
         self.sites: list[CallSite] = []
@@ -623,6 +626,7 @@ class _Propagator:
     def apply_region(self, b: int) -> None:
         ctx = self.ctx
         reg = ctx.region(b)
+        self.res.regions[b] = reg.blocks
         blocks = self.func.blocks
         for j in reg.joins:
             for phi in blocks[j].phis:

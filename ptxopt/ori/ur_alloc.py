@@ -551,13 +551,17 @@ def _extended_from_32(d: Inst) -> bool:
 
 
 def _divergent_blocks(ctx: _Ctx) -> set[int]:
-    """Blocks that lanes split by a divergent branch may run apart: the branch's region
-    (reachable from it before its immediate post-dominator), computed once per
-    function.  A branch with a successor that only returns is an early exit (``@P
-    EXIT`` in SASS: the lanes leave, nothing runs apart), so it opens no region."""
+    """Blocks that lanes split by a divergent branch may run apart: the union of the
+    regions the divergence analysis computed for its divergent branches (a region is
+    what the branch reaches before its immediate post-dominator), once per function.
+    A branch with a successor that only returns is an early exit (``@P EXIT`` in SASS:
+    the lanes leave, nothing runs apart), so it opens no region.  Only when the analysis
+    gave up on its budget are branches divergent without a region; those are computed
+    here."""
     if ctx.divregion is None:
         out: set[int] = set()
         blocks = ctx.func.blocks
+        regions = ctx.div.regions
         cfg: CfgContext | None = None
         for b in blocks:
             if not ctx.div.branch_divergent(b.index):
@@ -566,9 +570,12 @@ def _divergent_blocks(ctx: _Ctx) -> set[int]:
                 s.insts and all(i.ast.opcode in ("ret", "exit") for i in s.insts) for s in b.succs
             ):
                 continue
-            if cfg is None:
-                cfg = CfgContext(ctx.func.cfg_succs(), [False] * len(blocks))
-            out.update(cfg.region(b.index).blocks)
+            region = regions.get(b.index)
+            if region is None:
+                if cfg is None:
+                    cfg = CfgContext(ctx.func.cfg_succs(), [False] * len(blocks))
+                region = cfg.region(b.index).blocks
+            out.update(region)
         ctx.divregion = out
     return ctx.divregion
 
@@ -996,6 +1003,12 @@ def _aggregated_atomics(ctx: _Ctx, varying: set[str]) -> list[tuple[int, int, in
     ``REDUX`` of line 141 comes before the ``VOTEU`` of line 139), so each one's URs live
     to the block's last such atomic.  A result that is read keeps the ``ATOMG`` (``sum_last_block``
     line 221), a varying address too; ``ctx.func`` is scanned once."""
+    atoms = [
+        [i for i in b.insts if i.ast.opcode == "atom" and ".global" in i.ast.mods]
+        for b in ctx.func.blocks
+    ]
+    if not any(atoms):
+        return []  # most functions: no second sweep for the registers that are read
     read: set[str] = set()
     for b in ctx.func.blocks:
         for ins in b.insts:
@@ -1003,12 +1016,10 @@ def _aggregated_atomics(ctx: _Ctx, varying: set[str]) -> list[tuple[int, int, in
                 if isinstance(v, Value):
                     read.add(v.var)
     out: list[tuple[int, int, int]] = []
-    for b in ctx.func.blocks:
+    for found in atoms:
         block: list[tuple[int, int]] = []
-        for ins in b.insts:
+        for ins in found:
             a = ins.ast
-            if a.opcode != "atom" or ".global" not in a.mods:
-                continue
             if any(d.var in read for d in ins.defs):
                 continue
             vals = [v for v in ins.uses if isinstance(v, Value)]

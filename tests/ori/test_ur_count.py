@@ -30,15 +30,20 @@ def _plan(text: str, sm: int) -> FuncPlan:
     return plan_function(mod.func("k"), md.funcs["k"], sm, debug=", debug" in text)
 
 
-# the bounds check of a 1-D kernel, then a load and a store through a parameter
-BOUNDS = """ld.param.u32 %r1, [n];
+# the global index of a 1-D kernel and its bounds check
+GUARD = """ld.param.u32 %r1, [n];
 mov.u32 %r2, %ctaid.x;
 mov.u32 %r3, %ntid.x;
 mov.u32 %r4, %tid.x;
 mad.lo.s32 %r5, %r2, %r3, %r4;
 setp.ge.s32 %p1, %r5, %r1;
 @%p1 bra DONE;
-ld.param.u64 %rd1, [p];
+"""
+
+# the bounds check, then a load and a store through a parameter
+BOUNDS = (
+    GUARD
+    + """ld.param.u64 %rd1, [p];
 cvta.to.global.u64 %rd2, %rd1;
 mul.wide.s32 %rd3, %r5, 4;
 add.s64 %rd4, %rd2, %rd3;
@@ -47,6 +52,7 @@ add.s32 %r7, %r6, 1;
 st.global.u32 [%rd4], %r7;
 DONE:
 """
+)
 
 
 def test_descriptor_lives_from_the_first_global_access_to_the_last() -> None:
@@ -138,14 +144,9 @@ def test_constant_loads_are_hoisted_out_of_a_one_block_loop() -> None:
 
 
 # a grid-stride loop whose body branches: a loop of several blocks
-STRIDE_IF = """ld.param.u32 %r1, [n];
-mov.u32 %r2, %ctaid.x;
-mov.u32 %r3, %ntid.x;
-mov.u32 %r4, %tid.x;
-mad.lo.s32 %r5, %r2, %r3, %r4;
-setp.ge.s32 %p1, %r5, %r1;
-@%p1 bra DONE;
-ld.param.u64 %rd1, [p];
+STRIDE_IF = (
+    GUARD
+    + """ld.param.u64 %rd1, [p];
 cvta.to.global.u64 %rd2, %rd1;
 ld.param.u64 %rd8, [q];
 cvta.to.global.u64 %rd9, %rd8;
@@ -169,6 +170,7 @@ setp.lt.s32 %p3, %r5, %r1;
 @%p3 bra LOOP;
 DONE:
 """
+)
 
 
 def test_sm90_hoists_constant_loads_out_of_a_small_loop_of_several_blocks() -> None:

@@ -356,3 +356,18 @@ def test_register_written_twice_inside_a_divergent_region_is_per_thread() -> Non
         "shr.u32 %r5, %r5, 1;\nsetp.ne.s32 %p2, %r5, 0;",
     )
     assert _files(early, 80)["%r2"] == "UR"
+
+
+def test_divergence_analysis_hands_the_model_its_regions() -> None:
+    """The regions the rule above reads are the ones the divergence analysis computed
+    for its divergent branches: the outer loop's per-thread exit branch has one, which
+    holds the inner loop's blocks, and a uniform branch has none."""
+    mod = lift_module(parse(NESTED_COUNTER, "t.ptx"))
+    div = analyze_module(mod).funcs["k"]
+    func = mod.func("k")
+    divergent = [b.index for b in func.blocks if div.branch_divergent(b.index)]
+    assert divergent and sorted(div.regions) == divergent
+    inner = next(b.index for b in func.blocks if "INNER" in b.labels)
+    assert all(inner in div.regions[b] for b in divergent)
+    uniform = NESTED_COUNTER.replace("mov.u32 %r1, %tid.x;", "mov.u32 %r1, %ctaid.x;")
+    assert analyze_module(lift_module(parse(uniform, "t.ptx"))).funcs["k"].regions == {}
