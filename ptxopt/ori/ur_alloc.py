@@ -32,7 +32,7 @@ last attempt could not propagate stay as R2UR/UR2R bridges in the plan.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 
 from ptxopt.analysis.divergence import Divergence
@@ -46,7 +46,7 @@ from ptxopt.ori.capability import (
     has_uniform_file,
     uniform_form,
 )
-from ptxopt.ori.view import Use, Web, record_reads, scan
+from ptxopt.ori.view import Use, Web, Webs, record_reads, scan
 from ptxopt.ptx.ast import Imm, Reg, Sym
 
 __all__ = [
@@ -65,6 +65,7 @@ FNV_PRIME = 0x01000193
 FNV_BASIS = 0x811C9DC5
 _NARROW = ("MOV",)  # copies the BFS walks through
 _GLOBAL_MEM = ("LDG", "STG", "ATOMG", "LD", "ST")
+_MEMORY_OPS = frozenset(("ld", "ldu", "st", "atom", "red"))  # the opcodes of _GLOBAL_MEM
 _NOT_WRITTEN = "not written by an instruction (parameter or undefined)"
 _VARYING = "varying (divergence analysis)"
 
@@ -149,11 +150,73 @@ class WebPlan:
     lines: list[int] = field(default_factory=list)
 
 
+class WebPlans(Mapping[str, WebPlan]):
+    """Register name -> :class:`WebPlan` for every web of a function, in web order.
+    The plans are made from the decisions (the webs in UR, their costs, the reasons
+    the others stay per-thread) when asked for: most webs are varying, and a caller
+    that only looks up some (the pass, the fidelity study) does not pay for all."""
+
+    __slots__ = ("_made", "_webs", "_cls", "_ur", "_cost", "_why", "_default", "_params")
+
+    def __init__(
+        self,
+        webs: Webs,
+        cls: dict[int, str],
+        ur: set[str],
+        cost: dict[str, int],
+        why: dict[str, str],
+        default_why: str,
+        params: set[str],
+    ) -> None:
+        self._made: dict[str, WebPlan] = {}
+        self._webs = webs
+        self._cls = cls
+        self._ur = ur
+        self._cost = cost
+        self._why = why
+        self._default = default_why
+        self._params = params
+
+    def __getitem__(self, k: str) -> WebPlan:
+        hit = self._made.get(k)
+        if hit is not None:
+            return hit
+        defs = self._webs.defs_of[k]  # KeyError: not a web
+        cls = self._cls
+        if len(defs) == 1:
+            c = cls[id(defs[0])]
+            lines = [_line(defs[0])]
+        else:
+            c = cls[id(defs[0])] if defs else ""
+            lines = sorted({_line(d) for d in defs})
+        pred = self._webs.types[k] == ".pred"
+        if k in self._ur:
+            wp = WebPlan(
+                k, "UP" if pred else "UR", c, self._cost.get(k, 0), self._why.get(k, ""), lines
+            )
+        else:
+            reason = self._why.get(k) or self._default
+            if not reason:  # not looked at: a varying web (or a parameter's)
+                reason = _NOT_WRITTEN if not defs or k in self._params else _VARYING
+            wp = WebPlan(k, "P" if pred else "R", c, 0, reason, lines)
+        self._made[k] = wp
+        return wp
+
+    def __contains__(self, k: object) -> bool:
+        return k in self._webs
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._webs)
+
+    def __len__(self) -> int:
+        return len(self._webs)
+
+
 @dataclass(slots=True)
 class FuncPlan:
     name: str
     arch_sm: int
-    webs: dict[str, WebPlan] = field(default_factory=dict)
+    webs: Mapping[str, WebPlan] = field(default_factory=dict)
     bridges: list[Bridge] = field(default_factory=list)
     ur_count: int = 0
     up_count: int = 0
@@ -172,10 +235,13 @@ class _Ctx:
     div: Divergence
     sm: int
     cutlass: bool
-    webs: dict[str, Web]
+    webs: Webs
     pos: dict[int, int]  # id(inst) -> program point
     cls: dict[int, str]  # id(inst) -> SASS class
     web_id: dict[str, int]
+    insts: list[Inst] = field(default_factory=list)  # program point -> instruction
+    varying: set[str] = field(default_factory=set)  # webs with a varying value
+    not_written: set[str] = field(default_factory=set)  # webs with a parameter value
     leaf_rule: bool = False
     leaf_exempt: tuple[str, ...] = ("S2R",)
     slot: dict[int, str] = field(default_factory=dict)  # id(inst) -> _slot_taker
@@ -185,6 +251,9 @@ class _Ctx:
     variables: set[str] = field(default_factory=set)  # multi-valued, read per-thread
     uread: dict[str, bool] = field(default_factory=dict)  # _read_uniformly cache
     divregion: set[int] | None = None  # blocks inside divergent regions (lazy)
+    rows: dict[str, list[_Row]] = field(default_factory=dict)  # _reader_rows cache
+    srcs: dict[str, list[tuple[str, int]]] = field(default_factory=dict)  # _sources cache
+    first: dict[str, int] = field(default_factory=dict)  # candidate -> first write's point
 
 
 def _line(inst: Inst) -> int:
@@ -287,7 +356,7 @@ def _folded_multiplies(webs: list[Web], ctx: _Ctx) -> set[int]:
             continue
         if not r.defs or all(ctx.div.is_uniform(x) for x in r.defs):
             continue
-        if any(ctx.div.is_varying(v) for v in w.values):
+        if w.name in ctx.varying:
             continue
         out.add(id(d))
     return out
@@ -310,7 +379,7 @@ def _folded_wide(w: Web, d: Inst, ctx: _Ctx) -> bool:
     shift, and the uniform factor is then read in R."""
     if d.ast.opcode != "mul" or ".wide" not in d.ast.mods or ctx.cls[id(d)] != "IMAD":
         return False
-    if w.width != 2 or any(ctx.div.is_varying(v) for v in w.values):
+    if w.width != 2 or w.name in ctx.varying:
         return False
     return all(_per_thread_add(u, ctx) for u in w.uses)
 
@@ -596,9 +665,9 @@ def _written_apart(w: Web, ctx: _Ctx) -> bool:
 
 def _eligible(w: Web, ctx: _Ctx) -> str:
     """'' when ``w`` passes criteria 1, 2 and 4; otherwise the reason it does not."""
-    if not w.defs or any(v.kind in ("param", "undef") for v in w.values):
+    if not w.defs or w.name in ctx.not_written:
         return _NOT_WRITTEN
-    if any(ctx.div.is_varying(v) for v in w.values):
+    if w.name in ctx.varying:
         return _VARYING
     for d in w.defs:
         c = ctx.cls[id(d)]
@@ -650,58 +719,68 @@ def _address_base(w: Web, ctx: _Ctx, depth: int) -> bool:
     return False
 
 
-def _cost(w: Web, ur: set[str], ctx: _Ctx, claims: dict[int, str], out: list[Bridge]) -> int:
-    """Criteria 3 and 5: 1 + the bridges ``w`` needs when it is in UR and ``ur`` are."""
-    bridges = 0
-    r2ur = 0  # bridges that move a per-thread source into UR
-    uniform_readers = 0
-    def_pos = min(ctx.pos[id(d)] for d in w.defs)
-    seen = FnvSet()
-    seen.add(ctx.web_id[w.name])
-    queue = [w]
-    k = 0
-    while k < len(queue):
-        cur = queue[k]
-        k += 1
-        for u in cur.uses:
-            c = u.inst
-            cc = ctx.cls[id(c)]
-            x = _def_web(c, ctx)
-            if u.slot == -1:  # guard predicate
-                if cc == "BRA" or (x is not None and x.name in ur):
-                    uniform_readers += 1
-                    continue
-                bridges += 1
-                out.append(Bridge("UR2R", w.name, _line(c)))
-                continue
-            if x is not None and x.name in ur and cc != "LDC":
-                uniform_readers += 1
-                if cc in _NARROW and ctx.web_id[x.name] not in seen:
-                    seen.add(ctx.web_id[x.name])
-                    queue.append(x)
-                if ctx.pos[id(c)] < def_pos:
-                    bridges += 1  # a loop-carried read before the definition
-                continue
-            if cur.name in ctx.consts:
-                # read as a c[bank][offset] / immediate operand: no bridge, but the
-                # operand occupies the reader's one UR/constant slot
-                claims.setdefault(id(c), _slot_taker(c, ctx) or cur.name)
-                continue
-            if cc == "MMA" and cur.width == 2 and c.ast.opcode.startswith("wgmma"):
-                continue  # a wgmma matrix descriptor is read from UR
-            if cc == "MMA" and c.ast.name.startswith("cp.async.bulk.tensor"):
-                continue  # a TMA copy reads every operand from UR (UTMALDG / UTMASTG)
+# One reader of a web, as :func:`_cost` sees it (everything that does not depend on
+# which webs are in UR, computed once per web, see :func:`_reader_rows`):
+# (guard, uniform branch guard, web the reader writes, reader is a MOV, reader's point,
+#  reader's PTX line, id(reader), the slot's owner if this web claims it, how a
+#  per-thread reader takes the value -- 0 by a bridge, 1 from UR without one, 2 from
+#  UR when this web owns the reader's slot, 3 from UR once it has tried to claim the
+#  slot: a copied factor on sm_75-89 or a cutlass address)
+_Row = tuple[bool, bool, str | None, bool, int, int, int, str, int]
+
+
+def _reader_rows(cur: Web, ctx: _Ctx) -> list[_Row]:
+    """The readers of ``cur`` with their static facts (cached per web)."""
+    hit = ctx.rows.get(cur.name)
+    if hit is not None:
+        return hit
+    rows: list[_Row] = []
+    const = cur.name in ctx.consts
+    defs_of = ctx.webs.defs_of
+    for u in cur.uses:
+        c = u.inst
+        cc = ctx.cls[id(c)]
+        xn = next((d.var for d in c.defs if d.var in defs_of), None)  # see _def_web
+        line = _line(c)
+        p = ctx.pos[id(c)]
+        if u.slot == -1:  # guard predicate
+            rows.append((True, cc == "BRA", xn, False, p, line, id(c), "", 0))
+            continue
+        taker = ""
+        free = 0
+        if const:
+            # read as a c[bank][offset] / immediate operand: no bridge, but the
+            # operand occupies the reader's one UR/constant slot
+            taker = _slot_taker(c, ctx) or cur.name
+        elif cc == "MMA" and cur.width == 2 and c.ast.opcode.startswith("wgmma"):
+            free = 1  # a wgmma matrix descriptor is read from UR
+        elif cc == "MMA" and c.ast.name.startswith("cp.async.bulk.tensor"):
+            free = 1  # a TMA copy reads every operand from UR (UTMALDG / UTMASTG)
+        else:
             shared = cc in ("LDS", "STS", "ATOMS", "SYNCS")
+            cut = ctx.cutlass and u.address and cc in _GLOBAL_MEM
             if accepts_ur_source(cc) and shared == u.address:
-                owner = claims.setdefault(id(c), _slot_taker(c, ctx) or cur.name)
-                if owner == cur.name:
-                    continue
-                if ctx.sm < 90 and _copied_factor(c, cur, ctx):
-                    continue
-            if ctx.cutlass and u.address and cc in ("LDG", "STG", "ATOMG", "LD", "ST"):
-                continue
-            bridges += 1
-            out.append(Bridge("UR2R", w.name, _line(c)))
+                taker = _slot_taker(c, ctx) or cur.name
+                copied = ctx.sm < 90 and _copied_factor(c, cur, ctx)
+                free = 3 if copied or cut else 2
+            elif cut:
+                free = 1
+        if cc == "LDC":
+            xn_op = None  # a uniform reader of class LDC does not count as one
+        else:
+            xn_op = xn
+        rows.append((False, const, xn_op, cc in _NARROW, p, line, id(c), taker, free))
+    ctx.rows[cur.name] = rows
+    return rows
+
+
+def _sources(w: Web, ctx: _Ctx) -> list[tuple[str, int]]:
+    """(web, PTX line) of every register source of ``w``'s writes that would need an
+    R2UR when it is not in UR (cached per web)."""
+    hit = ctx.srcs.get(w.name)
+    if hit is not None:
+        return hit
+    out: list[tuple[str, int]] = []
     for d in w.defs:
         if _broadcast(d, ctx):
             continue  # the R2UR itself (see _broadcast)
@@ -709,13 +788,62 @@ def _cost(w: Web, ur: set[str], ctx: _Ctx, claims: dict[int, str], out: list[Bri
             if v.kind == "special":
                 continue
             s = ctx.webs.get(v.var)
-            if s is None or s is w or s.name in ur:
+            if s is None or s is w or s.name in ctx.consts:
                 continue
-            if s.name in ctx.consts:
+            out.append((s.name, _line(d)))
+    ctx.srcs[w.name] = out
+    return out
+
+
+def _cost(w: Web, ur: set[str], ctx: _Ctx, claims: dict[int, str], out: list[Bridge]) -> int:
+    """Criteria 3 and 5: 1 + the bridges ``w`` needs when it is in UR and ``ur`` are."""
+    bridges = 0
+    r2ur = 0  # bridges that move a per-thread source into UR
+    uniform_readers = 0
+    def_pos = ctx.first[w.name]
+    web_id = ctx.web_id
+    seen: FnvSet | None = None  # made at the first copy the walk goes through
+    queue = [w]
+    k = 0
+    while k < len(queue):
+        cur = queue[k]
+        k += 1
+        name = cur.name
+        for guard, flag, xn, narrow, p, line, cid, taker, free in _reader_rows(cur, ctx):
+            if guard:
+                if flag or xn in ur:
+                    uniform_readers += 1
+                    continue
+                bridges += 1
+                out.append(Bridge("UR2R", w.name, line))
                 continue
+            if xn is not None and xn in ur:
+                uniform_readers += 1
+                if narrow:
+                    if seen is None:
+                        seen = FnvSet()
+                        seen.add(web_id[w.name])
+                    if seen.add(web_id[xn]):
+                        queue.append(ctx.webs[xn])
+                if p < def_pos:
+                    bridges += 1  # a loop-carried read before the definition
+                continue
+            if flag:  # a constant operand: it claims the slot
+                claims.setdefault(cid, taker)
+                continue
+            if free == 1:
+                continue
+            if free >= 2:
+                if claims.setdefault(cid, taker) == name or free == 3:
+                    continue
             bridges += 1
-            r2ur += 1
-            out.append(Bridge("R2UR", s.name, _line(d)))
+            out.append(Bridge("UR2R", w.name, line))
+    for s, line in _sources(w, ctx):
+        if s in ur:
+            continue
+        bridges += 1
+        r2ur += 1
+        out.append(Bridge("R2UR", s, line))
     if uniform_readers == 0 and any(_broadcast(d, ctx) and _kept_shuffle(d, ctx) for d in w.defs):
         return 2 + bridges  # a kept SHFL read only per-thread (see _kept_shuffle)
     if len(w.defs) > 1 and uniform_readers == 0 and _distinct_writes(w):
@@ -985,8 +1113,16 @@ def _descriptor(ctx: _Ctx, debug: bool) -> list[tuple[int, int, int]]:
     both registers (``R2UR UR4, R30; R2UR UR5, R31; LD.E R2, desc[UR4][R2.64]``,
     cuda/reduce.G.sm90.ptx line 1229).  None when the function touches no global or
     generic memory."""
-    at = [ctx.pos[k] for k, c in ctx.cls.items() if c in _GLOBAL_MEM]
-    return [(min(at), max(at), 2 if debug else 1)] if at else []
+    insts, cls = ctx.insts, ctx.cls
+
+    def memory(i: Inst) -> bool:
+        return i.info is not None and i.info.name in _MEMORY_OPS and cls[id(i)] in _GLOBAL_MEM
+
+    first = next((p for p, i in enumerate(insts) if memory(i)), None)
+    if first is None:
+        return []
+    last = next(p for p in range(len(insts) - 1, first - 1, -1) if memory(insts[p]))
+    return [(first, last, 2 if debug else 1)]
 
 
 def _aggregated_atomics(ctx: _Ctx, varying: set[str]) -> list[tuple[int, int, int]]:
@@ -1130,11 +1266,9 @@ def plan_function(
     active = not debug and has_uniform_file(sm)
     # the webs whose reads the model looks at: the uniform ones, constant operands
     # (their readers' slots) and special-register reads (compares)
-    uniform = [w for k, w in webs.items() if k not in sc.varying] if active else []
+    uniform = [webs[k] for k in webs if k not in sc.varying] if active else []
     consts = (
-        _constant_webs((w for k, w in webs.items() if w.defs and k in sc.copies), cls)
-        if active
-        else set()
+        _constant_webs((webs[k] for k in sc.copies if webs.defs_of[k]), cls) if active else set()
     )
     record_reads(
         func,
@@ -1142,19 +1276,20 @@ def plan_function(
         [k for k in webs if k not in sc.varying or k in consts or k in sc.specials]
         if active
         else [],
+        sc.insts,
     )
     name = kernel_name if kernel_name is not None else func.name
     ctx = _Ctx(
         func, div, sm, cutlass_override and "cutlass" in name, webs, pos, cls,
-        {w.name: i for i, w in enumerate(uniform)},
+        {w.name: i for i, w in enumerate(uniform)}, sc.insts, sc.varying, sc.not_written,
     )  # fmt: skip
     ctx.tolerate_bridges = tolerate_bridges
     ctx.consts = consts
     why: dict[str, str] = {}
+    default_why = ""
     ur: set[str] = set()
     if debug:
-        for w in webs.values():
-            why[w.name] = "debug target: ptxas runs no optimisation phase (74 included)"
+        default_why = "debug target: ptxas runs no optimisation phase (74 included)"
     elif has_uniform_file(sm):
         ctx.folded = _folded_multiplies(uniform, ctx)
         for w in uniform:
@@ -1164,9 +1299,8 @@ def plan_function(
             else:
                 ur.add(w.name)
     else:
-        for w in webs.values():
-            why[w.name] = f"sm_{sm} has no uniform register file"
-    first = {k: min(pos[id(d)] for d in webs[k].defs) for k in ur}
+        default_why = f"sm_{sm} has no uniform register file"
+    first = ctx.first = {k: min(pos[id(d)] for d in webs[k].defs) for k in ur}
     cost: dict[str, int] = {}
     spans = {k: _interval(webs[k], ctx) for k in ur if k not in consts}
     attempt = 0
@@ -1233,25 +1367,8 @@ def plan_function(
         ):
             ur.discard(k)
             why[k] = "constant operand of per-thread readers"
-    out = plan.webs
-    for k, w in webs.items():
-        defs = w.defs
-        if len(defs) == 1:
-            d = defs[0]
-            c = cls[id(d)]
-            lines = [d.ast.span.line if d.ast.span is not None else 0]
-        else:
-            c = cls[id(defs[0])] if defs else ""
-            lines = sorted({_line(d) for d in defs})
-        pred = w.type == ".pred"
-        if k in ur:
-            plan.converted += 1
-            out[k] = WebPlan(k, "UP" if pred else "UR", c, cost.get(k, 0), why.get(k, ""), lines)
-            continue
-        reason = why.get(k)
-        if reason is None:  # not looked at: a varying web (or a parameter's)
-            reason = _NOT_WRITTEN if not defs or k in sc.not_written else _VARYING
-        out[k] = WebPlan(k, "P" if pred else "R", c, 0, reason, lines)
+    plan.webs = WebPlans(webs, cls, ur, cost, why, default_why, sc.not_written)
+    plan.converted = len(ur)
     ur_ws = [webs[k] for k in ur if not webs[k].is_pred]
     up_ws = [webs[k] for k in ur if webs[k].is_pred]
     loops = _self_loops(func, pos)

@@ -10,15 +10,17 @@ capability of each class is :mod:`ptxopt.ori.capability`.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 
 from ptxopt.ir.core import Func, Inst, Value
 
 __all__ = [
+    "Classes",
     "Scan",
     "Use",
     "Web",
+    "Webs",
     "build_webs",
     "is_pred_type",
     "record_reads",
@@ -44,13 +46,20 @@ def is_pred_type(t: str) -> bool:
     return t == ".pred"
 
 
+_REG_COUNT: dict[str, int] = {}
+
+
 def reg_count(t: str) -> int:
     """32-bit registers a value of PTX type ``t`` occupies (predicates: 1 predicate)."""
-    if t == ".pred":
-        return 1
-    digits = "".join(ch for ch in t if ch.isdigit())
-    bits = int(digits) if digits else 32
-    return max(1, bits // 32)
+    hit = _REG_COUNT.get(t)
+    if hit is None:
+        if t == ".pred":
+            hit = 1
+        else:
+            digits = "".join(ch for ch in t if ch.isdigit())
+            hit = max(1, (int(digits) if digits else 32) // 32)
+        _REG_COUNT[t] = hit
+    return hit
 
 
 _SIMPLE = {
@@ -187,14 +196,14 @@ class Use:
 
 @dataclass(slots=True)
 class Web:
-    """All SSA values of one PTX register in one function."""
+    """One PTX register of one function: its writes and, once recorded
+    (:func:`record_reads`), its reads.  Whether any of its SSA values is varying or a
+    parameter is a fact of the :class:`Scan` (``varying``, ``not_written``)."""
 
     name: str
     type: str
-    values: list[Value] = field(default_factory=list)
     defs: list[Inst] = field(default_factory=list)
     uses: list[Use] = field(default_factory=list)
-    phis: int = 0
 
     @property
     def is_pred(self) -> bool:
@@ -203,6 +212,44 @@ class Web:
     @property
     def width(self) -> int:
         return reg_count(self.type)
+
+
+class Webs(Mapping[str, Web]):
+    """Register name -> :class:`Web`, for every web of a function, in the order of the
+    first parameter, phi, write or undefined read.  The sweep only lists each web's
+    writes; the :class:`Web` object is made the first time a web is asked for, so a
+    function whose webs are mostly varying pays for the few the model looks at."""
+
+    __slots__ = ("_made", "defs_of", "types")
+
+    def __init__(self, defs_of: dict[str, list[Inst]], types: dict[str, str]) -> None:
+        self._made: dict[str, Web] = {}
+        self.defs_of = defs_of
+        self.types = types
+
+    def get(self, name: str, default: Web | None = None) -> Web | None:  # type: ignore[override]
+        w = self._made.get(name)
+        if w is None:
+            ds = self.defs_of.get(name)
+            if ds is None:
+                return default
+            w = self._made[name] = Web(name, self.types[name], ds)
+        return w
+
+    def __getitem__(self, name: str) -> Web:
+        w = self.get(name)
+        if w is None:
+            raise KeyError(name)
+        return w
+
+    def __contains__(self, name: object) -> bool:
+        return name in self.defs_of
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self.defs_of)
+
+    def __len__(self) -> int:
+        return len(self.defs_of)
 
 
 def _addr_slots(inst: Inst) -> set[int]:
@@ -226,21 +273,47 @@ def _addr_slots(inst: Inst) -> set[int]:
 
 _NOT_A_WEB = "special"  # the one value kind that belongs to no register web
 _COPIES = ("LDC", "MOV")
+# the opcodes whose class can be LDC, MOV or S2R, or that are cvta.to.global
+_COPY_OPS = frozenset(("mov", "ld", "ldu", "cvt", "cvta"))
+
+
+class Classes(dict[int, str]):
+    """id(inst) -> SASS class (:func:`sass_class`) of the instructions of one function,
+    computed on first lookup (once per opcode form, but per ``mov``)."""
+
+    __slots__ = ("_insts", "_pos", "_memo")
+
+    def __init__(self, insts: list[Inst], pos: dict[int, int]) -> None:
+        super().__init__()
+        self._insts = insts
+        self._pos = pos
+        self._memo: dict[int, str] = {}
+
+    def __missing__(self, key: int) -> str:
+        ins = self._insts[self._pos[key]]
+        info = ins.info
+        if info is None or info.name == "mov":
+            c = sass_class(ins)
+        else:
+            hit = self._memo.get(id(info))
+            c = hit if hit is not None else self._memo.setdefault(id(info), sass_class(ins))
+        self[key] = c
+        return c
 
 
 @dataclass(slots=True)
 class Scan:
-    """One sweep over a function: its webs with their values and writes (no reads yet,
-    see :func:`record_reads`), each instruction's program point and SASS class, and
-    per-web facts gathered on the way.  ``webs`` are in the order of their first
-    parameter, phi, write or undefined read."""
+    """One sweep over a function: its webs with their writes (no reads yet, see
+    :func:`record_reads`), its instructions in program order with their program
+    points and (on demand) SASS classes, and per-web facts gathered on the way."""
 
-    webs: dict[str, Web]
+    webs: Webs
+    insts: list[Inst]  # program order: program point -> instruction
     pos: dict[int, int]  # id(inst) -> program point
-    cls: dict[int, str]  # id(inst) -> SASS class
+    cls: Classes  # id(inst) -> SASS class
     n: int  # instructions
     varying: set[str]  # webs with a value the given divergence vector marks varying
-    not_written: set[str]  # webs with a parameter or undefined value
+    not_written: set[str]  # webs with a parameter value
     copies: set[str]  # webs with a write that is an LDC, a MOV or a cvta.to.global
     specials: set[str]  # webs with a write of class S2R
 
@@ -251,121 +324,115 @@ def _is_cvta_global(ins: Inst) -> bool:
 
 
 def scan(func: Func, varying: bytearray | None = None) -> Scan:
-    """The first sweep (see :class:`Scan`).  The class of every instruction but a
-    ``mov`` depends on its opcode form alone and is computed once per form."""
-    webs: dict[str, Web] = {}
-    get = webs.get
-    pos: dict[int, int] = {}
-    cls: dict[int, str] = {}
-    memo: dict[int, str] = {}
-    vary = varying if varying is not None else bytearray()
-    nv = len(vary)
-    out = Scan(webs, pos, cls, 0, set(), set(), set(), set())
-    vary_set, not_written, copies, specials = out.varying, out.not_written, out.copies, out.specials
+    """The first sweep (see :class:`Scan`): one step per instruction and write; the
+    class is only computed for the opcodes that can make a copy or a special-register
+    read."""
+    defs_of: dict[str, list[Inst]] = {}
+    types: dict[str, str] = {}
+    get = defs_of.get
+    # one byte per value id, values made after the analysis included (not varying)
+    given = varying if varying is not None else b""
+    vary = bytes(given) + bytes(max(0, func.next_id - len(given)))
+    vary_set: set[str] = set()
+    not_written: set[str] = set()
+    copies: set[str] = set()
+    specials: set[str] = set()
+    insts: list[Inst] = []
+    copy_ins: list[Inst] = []
 
-    def add(v: Value) -> Web:
-        w = get(v.var)
-        if w is None:
-            w = webs[v.var] = Web(v.var, v.type)
-        w.values.append(v)
-        if v.id < nv and vary[v.id]:
+    def note(v: Value) -> None:  # a parameter or phi: a value no instruction writes
+        if v.var not in defs_of:
+            defs_of[v.var] = []
+            types[v.var] = v.type
+        if vary[v.id]:
             vary_set.add(v.var)
-        if v.kind in ("param", "undef"):
-            not_written.add(v.var)
-        return w
 
     for v in func.params:
         if v.kind != _NOT_A_WEB:
-            add(v)
+            note(v)
+            not_written.add(v.var)
     undefs = bool(func.undefs)
-    n = 0
     for b in func.blocks:
         for phi in b.phis:
             if phi.result.kind != _NOT_A_WEB:
-                add(phi.result).phis += 1
-        for ins in b.insts:
-            k = id(ins)
-            pos[k] = n
-            n += 1
-            info = ins.info
-            if info is None or info.name == "mov":
-                c = sass_class(ins)
-            else:
-                hit = memo.get(id(info))
-                if hit is None:
-                    hit = memo[id(info)] = sass_class(ins)
-                c = hit
-            cls[k] = c
-            ds = ins.defs if ins.carry_out is None else list(ins.result_values())
-            if not ds:
-                pass
-            elif len(ds) == 1 and ds[0].kind == "inst" and ds[0].var[:3] != "%cc":
-                # the common case, inline: one register written by the instruction
-                d = ds[0]
+                note(phi.result)
+        block = b.insts
+        insts.extend(block)
+        for ins in block:
+            co = ins.carry_out
+            ds = ins.defs if co is None else (*ins.defs, co)
+            for d in ds:
                 var = d.var
-                w = get(var)
-                if w is None:
-                    w = webs[var] = Web(var, d.type)
-                    w.values.append(d)
-                    w.defs.append(ins)
-                else:
-                    w.values.append(d)
-                    if w.defs[-1] is not ins if w.defs else True:
-                        w.defs.append(ins)
-                if d.id < nv and vary[d.id]:
-                    vary_set.add(var)
-                if c in _COPIES or (c == "IADD3" and _is_cvta_global(ins)):
-                    copies.add(var)
-                elif c == "S2R":
-                    specials.add(var)
-            else:
-                copy = c in _COPIES or (c == "IADD3" and _is_cvta_global(ins))
-                for d in ds:
-                    if d.kind == _NOT_A_WEB or d.var.startswith("%cc"):
+                lst = get(var)
+                if lst is None:
+                    if d.kind == _NOT_A_WEB or var[:3] == "%cc":
                         continue
-                    w = add(d)
-                    wd = w.defs
-                    if not wd or wd[-1] is not ins:
-                        wd.append(ins)
-                    if copy:
-                        copies.add(d.var)
-                    if c == "S2R":
-                        specials.add(d.var)
+                    defs_of[var] = [ins]
+                    types[var] = d.type
+                elif not lst or lst[-1] is not ins:
+                    lst.append(ins)
+                if vary[d.id]:
+                    vary_set.add(var)
+            if ds:
+                info = ins.info
+                if info is not None and info.name in _COPY_OPS:
+                    copy_ins.append(ins)
             if undefs:  # a register read before any write starts its web there
                 for u in (ins.pred, *ins.uses):
-                    if isinstance(u, Value) and u.kind == "undef" and u.var not in webs:
-                        webs[u.var] = Web(u.var, u.type)
-    out.n = n
-    return out
+                    if isinstance(u, Value) and u.kind == "undef" and u.var not in defs_of:
+                        defs_of[u.var] = []
+                        types[u.var] = u.type
+    pos = {id(ins): n for n, ins in enumerate(insts)}
+    cls = Classes(insts, pos)
+    for ins in copy_ins:
+        c = cls[id(ins)]
+        if c in _COPIES or (c == "IADD3" and _is_cvta_global(ins)):
+            into = copies
+        elif c == "S2R":
+            into = specials
+        else:
+            continue
+        for d in ins.result_values():
+            if d.kind != _NOT_A_WEB and d.var[:3] != "%cc":
+                into.add(d.var)
+    return Scan(
+        Webs(defs_of, types), insts, pos, cls, len(insts), vary_set, not_written, copies, specials
+    )
 
 
-def record_reads(func: Func, webs: dict[str, Web], names: Iterable[str]) -> None:
+def record_reads(
+    func: Func, webs: Mapping[str, Web], names: Iterable[str], insts: list[Inst] | None = None
+) -> None:
     """The second sweep: append to ``uses`` every read of the webs ``names`` (guard
-    predicate first, then the operands in slot order, in program order)."""
+    predicate first, then the operands in slot order, in program order).  ``insts``:
+    the function's instructions in program order, when the caller has them."""
     reads: dict[str, list[Use]] = {k: webs[k].uses for k in names}
     if not reads:
         return
     rget = reads.get
-    for b in func.blocks:
-        for ins in b.insts:
-            p = ins.pred
-            if p is not None:
-                lst = rget(p.var)
-                if lst is not None and p.kind != _NOT_A_WEB:
-                    lst.append(Use(ins, -1, False))
-            addr: set[int] | None = None
-            k = -1
-            for u in ins.uses:
-                k += 1
-                if type(u) is Value:
-                    lst = rget(u.var)
-                    if lst is not None and u.kind != _NOT_A_WEB:
-                        if addr is None:
-                            addr = _addr_slots(ins)
-                        lst.append(Use(ins, k, k in addr))
+    for ins in insts if insts is not None else func.instructions():
+        p = ins.pred
+        if p is not None:
+            lst = rget(p.var)
+            if lst is not None and p.kind != _NOT_A_WEB:
+                lst.append(Use(ins, -1, False))
+        addr: set[int] | None = None
+        k = -1
+        for u in ins.uses:
+            k += 1
+            if type(u) is Value:
+                lst = rget(u.var)
+                if lst is not None and u.kind != _NOT_A_WEB:
+                    if addr is None:
+                        info = ins.info
+                        addr = _addr_slots(ins) if info is not None and info.addrs else _NONE
+                    lst.append(Use(ins, k, k in addr))
 
 
-def build_webs(func: Func) -> dict[str, Web]:
+_NONE: set[int] = set()
+
+
+def build_webs(func: Func) -> Webs:
     """PTX register name -> :class:`Web`, every write and read included."""
     webs = scan(func).webs
     record_reads(func, webs, webs)

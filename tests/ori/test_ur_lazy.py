@@ -1,0 +1,197 @@
+"""The uniform register model's linear-time structures (ptxopt/ori/view.py,
+ptxopt/ori/ur_alloc.py): webs made on demand, plans made on demand, the readers'
+static facts cached across attempts.  Each test checks them against what the
+instructions say, computed here independently, or against a decision they feed."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from ptxopt.analysis.divergence import analyze_module
+from ptxopt.ir.core import Func, Value
+from ptxopt.ir.lift import lift_module
+from ptxopt.ori.ur_alloc import FuncPlan, plan_function
+from ptxopt.ori.view import scan
+from ptxopt.ptx.parser import parse
+
+HEAD = ".version 8.0\n.target sm_90\n.address_size 64\n"
+REGS = ".reg .b32 %r<16>; .reg .b64 %rd<12>; .reg .pred %p<6>;"
+PROBE = (Path(__file__).resolve().parent / "capability_probe.ptx").read_text()
+NOT_WRITTEN = "not written by an instruction (parameter or undefined)"
+VARYING = "varying (divergence analysis)"
+
+
+def _kernel(body: str) -> str:
+    return (
+        HEAD
+        + ".visible .entry k(.param .u64 p, .param .u32 n)\n{\n"
+        + REGS
+        + "\n"
+        + body
+        + "ret;\n}\n"
+    )
+
+
+def _plan(text: str, sm: int, name: str = "k", **kw: bool) -> tuple[Func, FuncPlan]:
+    mod = lift_module(parse(text, "t.ptx"))
+    md = analyze_module(mod)
+    f = mod.func(name)
+    return f, plan_function(f, md.funcs[name], sm, **kw)  # type: ignore[arg-type]
+
+
+def _line(ins: object) -> int:
+    span = ins.ast.span  # type: ignore[attr-defined]
+    return span.line if span is not None else 0
+
+
+def _expected_webs(f: Func) -> dict[str, list[int]]:
+    """Register -> lines of its writes, in the order of the first parameter, phi,
+    write or undefined read (the order the report and the pass see)."""
+    out: dict[str, list[int]] = {}
+    for v in f.params:
+        if v.kind != "special":
+            out.setdefault(v.var, [])
+    for b in f.blocks:
+        for phi in b.phis:
+            if phi.result.kind != "special":
+                out.setdefault(phi.result.var, [])
+        for ins in b.insts:
+            for d in ins.result_values():
+                if d.kind != "special" and not d.var.startswith("%cc"):
+                    out.setdefault(d.var, []).append(_line(ins))
+            for u in (ins.pred, *ins.uses):
+                if isinstance(u, Value) and u.kind == "undef":
+                    out.setdefault(u.var, [])
+    return {k: sorted(set(v)) for k, v in out.items()}
+
+
+CALLEE = (
+    HEAD
+    + ".func (.reg .b32 r) f(.reg .b32 a, .reg .b32 b)\n{\n"
+    + REGS
+    + "\nmov.u32 %r1, %tid.x;\nadd.s32 %r2, %r1, a;\nadd.s32 %r2, %r2, b;\n"
+    + "mov.b32 r, %r2;\nret;\n}\n"
+    + ".visible .entry k()\n{\n.reg .b32 %t<4>;\nmov.u32 %t1, %tid.x;\n"
+    + "{\n.param .b32 ra;\n.param .b32 pa;\n.param .b32 pb;\n"
+    + "st.param.b32 [pa], %t1;\nst.param.b32 [pb], 5;\n"
+    + "call.uni (ra), f, (pa, pb);\nld.param.b32 %t2, [ra];\n}\nret;\n}\n"
+)
+
+
+def test_every_web_is_planned_in_order_with_its_writes() -> None:
+    """The plans made on demand cover every web, in web order, each with the lines of
+    all its writes (a varying register written twice has both)."""
+    for text, name in ((PROBE, None), (CALLEE, "f")):
+        mod = lift_module(parse(text, "t.ptx"))
+        md = analyze_module(mod)
+        for f in mod.funcs if name is None else [mod.func(name)]:
+            p = plan_function(f, md.funcs[f.name], 90)
+            want = _expected_webs(f)
+            assert list(p.webs) == list(want) and len(p.webs) == len(want)
+            assert {k: w.lines for k, w in p.webs.items()} == want
+            assert all(k in p.webs for k in want) and "%nope" not in p.webs
+    _, p = _plan(CALLEE, 90, "f")
+    assert p.webs["%r2"].lines == [8, 9] and p.webs["%r2"].why == VARYING
+    # a parameter the caller passes a varying value in: never looked at, still a
+    # parameter; one the caller passes a constant in: looked at and refused
+    assert p.webs["a"].file == "R" and p.webs["a"].why == NOT_WRITTEN
+    assert p.webs["b"].file == "R" and p.webs["b"].why == NOT_WRITTEN
+
+
+LOOP_FIRST_READ = _kernel(
+    """mov.u32 %r2, %ctaid.x;
+$L__loop:
+add.s32 %r1, %r1, %r2;
+setp.lt.u32 %p1, %r1, 100;
+@%p1 bra $L__loop;
+st.global.u32 [%rd1], %r1;
+"""
+)
+
+
+def test_a_register_read_before_its_first_write_keeps_its_writes() -> None:
+    """%r1 is read in the loop before any write: its web starts at the loop header's
+    phi, and the write inside the loop is still one of its writes."""
+    f, p = _plan(LOOP_FIRST_READ, 90)
+    sc = scan(f)
+    assert [d.ast.name for d in sc.webs["%r1"].defs] == ["add.s32"]
+    assert p.webs["%r1"].lines == [9]
+    assert p.webs["%r1"].why != NOT_WRITTEN
+
+
+TRUNCATED_PARAM = _kernel(
+    """ld.param.u64 %rd1, [p];
+cvt.u32.u64 %r1, %rd1;
+mov.u32 %r2, %tid.x;
+add.s32 %r3, %r2, %r1;
+cvta.to.global.u64 %rd2, %rd1;
+st.global.u32 [%rd2], %r3;
+"""
+)
+
+
+def test_a_truncating_cvt_of_a_parameter_is_a_constant_operand() -> None:
+    """``cvt.u32.u64`` is a MOV of the pair's low register: the copy of a kernel
+    parameter is itself a constant operand (``c[0x0][0x210]``), read in place by the
+    per-thread add, never a UR of its own."""
+    f, p = _plan(TRUNCATED_PARAM, 90)
+    assert "%r1" in scan(f).copies
+    assert p.webs["%r1"].file == "R"
+    assert p.webs["%r1"].why == "constant operand of per-thread readers"
+
+
+TWO_COPIES = _kernel(
+    """mov.u32 %r1, %ctaid.x;
+mov.u32 %r5, %tid.x;
+ld.param.u32 %r6, [n];
+setp.eq.s32 %p1, %r6, 0;
+@%p1 bra $L__else;
+mov.u32 %r2, %r1;
+bra.uni $L__join;
+$L__else:
+mov.u32 %r2, %r1;
+$L__join:
+st.shared.u32 [%r5], %r2;
+"""
+)
+
+
+def test_the_copy_walk_visits_each_web_once() -> None:
+    """%r2 is written by two copies of %r1: the walk over %r1's readers reaches %r2
+    twice but counts its readers once (the FNV-1a visited set).  Counted once, the
+    two copies (uniform readers) outvote the one bridge the shared store's data
+    needs, which the ``tolerate_bridges`` variant accepts; counted twice, two bridges
+    would demote %r1 in the first attempt."""
+    _, p = _plan(TWO_COPIES, 90, tolerate_bridges=True)
+    assert p.webs["%r1"].file == "UR" and p.webs["%r1"].cost == 1
+    _, strict = _plan(TWO_COPIES, 90)
+    assert strict.webs["%r1"].file == "R"
+
+
+INDEXED_CONST = (
+    HEAD
+    + ".const .align 4 .b32 tbl[64];\n"
+    + _kernel(
+        """mov.u32 %r1, %ctaid.x;
+mul.wide.u32 %rd1, %r1, 4;
+mov.u64 %rd2, tbl;
+add.s64 %rd3, %rd2, %rd1;
+ld.const.u32 %r3, [%rd3];
+add.s32 %r4, %r3, 1;
+mov.u32 %r5, %tid.x;
+add.s32 %r6, %r5, %r4;
+ld.param.u64 %rd4, [p];
+cvta.to.global.u64 %rd5, %rd4;
+st.global.u32 [%rd5], %r6;
+"""
+    )[len(HEAD) :]
+)
+
+
+def test_an_indexed_constant_load_takes_its_index_in_r() -> None:
+    """A ``ld.const`` (class LDC) through a register is no uniform reader of its
+    address, even when what it loads is uniform: ptxas 13.0.88 at sm_90 emits
+    ``LDC R0, c[0x3][R0]`` for line 12 of this kernel, the index in R."""
+    _, p = _plan(INDEXED_CONST, 90)
+    assert p.webs["%rd3"].file == "R" and "bridges" in p.webs["%rd3"].why
+    assert p.webs["%r4"].file == "UR"
