@@ -45,10 +45,10 @@ class ConvAllocPlan:
 def plan_conv_alloc(func: Func, plan: FuncPlan) -> ConvAllocPlan:
     """Markers and diagnostics for ``func`` given phase 74's ``plan``."""
     out = ConvAllocPlan()
-    uniform = {k for k, w in plan.webs.items() if w.file in ("UR", "UP")}
+    uniform = plan.uniform
     readers: dict[str, list[tuple[int, int, bool]]] = {}
     n = 0
-    for b in func.blocks:
+    for b in func.blocks if uniform else ():
         for ins in b.insts:
             n += 1
             hits = [

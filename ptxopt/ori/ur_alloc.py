@@ -32,8 +32,9 @@ last attempt could not propagate stay as R2UR/UR2R bridges in the plan.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import ItemsView, Iterable, Iterator, Mapping, ValuesView
 from dataclasses import dataclass, field
+from itertools import filterfalse
 
 from ptxopt.analysis.divergence import Divergence
 from ptxopt.analysis.divergence_sync import CfgContext
@@ -46,7 +47,7 @@ from ptxopt.ori.capability import (
     has_uniform_file,
     uniform_form,
 )
-from ptxopt.ori.view import Use, Web, Webs, record_reads, scan
+from ptxopt.ori.view import Classes, Use, Web, Webs, record_reads, scan
 from ptxopt.ptx.ast import Imm, Reg, Sym
 
 __all__ = [
@@ -179,8 +180,27 @@ class WebPlans(Mapping[str, WebPlan]):
 
     def __getitem__(self, k: str) -> WebPlan:
         hit = self._made.get(k)
-        if hit is not None:
-            return hit
+        if hit is None:
+            hit = self._made[k] = self._plan(k)
+        return hit
+
+    def _all(self) -> dict[str, WebPlan]:
+        """Every plan, in web order (made once; what callers iterate)."""
+        made = self._made
+        if len(made) < len(self._webs):
+            if isinstance(self._cls, Classes):
+                self._cls.fill()
+            get, plan = made.get, self._plan
+            made = self._made = {k: get(k) or plan(k) for k in self._webs}
+        return made
+
+    def items(self) -> ItemsView[str, WebPlan]:
+        return self._all().items()
+
+    def values(self) -> ValuesView[WebPlan]:
+        return self._all().values()
+
+    def _plan(self, k: str) -> WebPlan:
         defs = self._webs.defs_of[k]  # KeyError: not a web
         cls = self._cls
         if len(defs) == 1:
@@ -199,7 +219,6 @@ class WebPlans(Mapping[str, WebPlan]):
             if not reason:  # not looked at: a varying web (or a parameter's)
                 reason = _NOT_WRITTEN if not defs or k in self._params else _VARYING
             wp = WebPlan(k, "P" if pred else "R", c, 0, reason, lines)
-        self._made[k] = wp
         return wp
 
     def __contains__(self, k: object) -> bool:
@@ -217,6 +236,7 @@ class FuncPlan:
     name: str
     arch_sm: int
     webs: Mapping[str, WebPlan] = field(default_factory=dict)
+    uniform: set[str] = field(default_factory=set)  # the webs in UR or UP
     bridges: list[Bridge] = field(default_factory=list)
     ur_count: int = 0
     up_count: int = 0
@@ -877,44 +897,79 @@ def _distinct_writes(w: Web) -> bool:
 
 
 class _MaxTree:
-    """Range add / range max over program points (budget checks of the extraction)."""
+    """Range add / range max over ``n`` points (budget checks of the extraction): a
+    bottom-up segment tree, ``mx[i]`` the maximum of node ``i``'s range counting the
+    additions ``lz`` pending at ``i`` and below (not those of its ancestors, which a
+    query pushes down the two boundary paths first).  O(log n) per call, no recursion."""
 
     def __init__(self, n: int) -> None:
         size = 1
         while size < max(1, n):
             size *= 2
         self.size = size
+        self.height = size.bit_length() - 1
         self.mx = [0] * (2 * size)
         self.lz = [0] * (2 * size)
 
-    def _apply(self, lo: int, hi: int, add: int, node: int, nl: int, nr: int) -> int:
-        if hi < nl or nr < lo:
-            return self.mx[node]
-        if lo <= nl and nr <= hi:
-            self.mx[node] += add
-            self.lz[node] += add
-            return self.mx[node]
-        mid = (nl + nr) // 2
-        a = self._apply(lo, hi, add, 2 * node, nl, mid)
-        b = self._apply(lo, hi, add, 2 * node + 1, mid + 1, nr)
-        self.mx[node] = max(a, b) + self.lz[node]
-        return self.mx[node]
+    def _rebuild(self, i: int) -> None:
+        mx, lz = self.mx, self.lz
+        while i > 1:
+            i >>= 1
+            a, b = mx[2 * i], mx[2 * i + 1]
+            mx[i] = (a if a > b else b) + lz[i]
 
-    def _query(self, lo: int, hi: int, node: int, nl: int, nr: int) -> int:
-        if hi < nl or nr < lo:
-            return -(1 << 30)
-        if lo <= nl and nr <= hi:
-            return self.mx[node]
-        mid = (nl + nr) // 2
-        return self.lz[node] + max(
-            self._query(lo, hi, 2 * node, nl, mid), self._query(lo, hi, 2 * node + 1, mid + 1, nr)
-        )
+    def _push(self, i: int) -> None:
+        mx, lz = self.mx, self.lz
+        for s in range(self.height, 0, -1):
+            j = i >> s
+            v = lz[j]
+            if v:
+                mx[2 * j] += v
+                lz[2 * j] += v
+                mx[2 * j + 1] += v
+                lz[2 * j + 1] += v
+                lz[j] = 0
 
     def add(self, lo: int, hi: int, v: int) -> None:
-        self._apply(lo, hi, v, 1, 0, self.size - 1)
+        """Add ``v`` at every point of ``lo..hi`` (inclusive)."""
+        mx, lz = self.mx, self.lz
+        lo += self.size
+        hi += self.size + 1
+        first, last = lo, hi - 1
+        while lo < hi:
+            if lo & 1:
+                mx[lo] += v
+                lz[lo] += v
+                lo += 1
+            if hi & 1:
+                hi -= 1
+                mx[hi] += v
+                lz[hi] += v
+            lo >>= 1
+            hi >>= 1
+        self._rebuild(first)
+        self._rebuild(last)
 
     def max(self, lo: int, hi: int) -> int:
-        return self._query(lo, hi, 1, 0, self.size - 1)
+        """The largest value at a point of ``lo..hi`` (inclusive)."""
+        mx = self.mx
+        lo += self.size
+        hi += self.size + 1
+        self._push(lo)
+        self._push(hi - 1)
+        best = -(1 << 30)
+        while lo < hi:
+            if lo & 1:
+                if mx[lo] > best:
+                    best = mx[lo]
+                lo += 1
+            if hi & 1:
+                hi -= 1
+                if mx[hi] > best:
+                    best = mx[hi]
+            lo >>= 1
+            hi >>= 1
+        return best
 
 
 def _interval(w: Web, ctx: _Ctx) -> tuple[int, int]:
@@ -1266,18 +1321,14 @@ def plan_function(
     active = not debug and has_uniform_file(sm)
     # the webs whose reads the model looks at: the uniform ones, constant operands
     # (their readers' slots) and special-register reads (compares)
-    uniform = [webs[k] for k in webs if k not in sc.varying] if active else []
+    names = list(filterfalse(sc.varying.__contains__, webs)) if active else []
+    uniform = [webs[k] for k in names]
     consts = (
         _constant_webs((webs[k] for k in sc.copies if webs.defs_of[k]), cls) if active else set()
     )
-    record_reads(
-        func,
-        webs,
-        [k for k in webs if k not in sc.varying or k in consts or k in sc.specials]
-        if active
-        else [],
-        sc.insts,
-    )
+    if active:
+        names += sorted(k for k in consts | sc.specials if k in sc.varying)
+    record_reads(func, webs, names, sc.insts)
     name = kernel_name if kernel_name is not None else func.name
     ctx = _Ctx(
         func, div, sm, cutlass_override and "cutlass" in name, webs, pos, cls,
@@ -1368,6 +1419,7 @@ def plan_function(
             ur.discard(k)
             why[k] = "constant operand of per-thread readers"
     plan.webs = WebPlans(webs, cls, ur, cost, why, default_why, sc.not_written)
+    plan.uniform = ur
     plan.converted = len(ur)
     ur_ws = [webs[k] for k in ur if not webs[k].is_pred]
     up_ws = [webs[k] for k in ur if webs[k].is_pred]

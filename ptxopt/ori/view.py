@@ -300,6 +300,24 @@ class Classes(dict[int, str]):
         self[key] = c
         return c
 
+    def fill(self) -> None:
+        """Every instruction's class (one loop, for a caller that needs them all)."""
+        if len(self) == len(self._insts):
+            return
+        memo = self._memo
+        for ins in self._insts:
+            k = id(ins)
+            if k in self:
+                continue
+            info = ins.info
+            if info is None or info.name == "mov":
+                self[k] = sass_class(ins)
+                continue
+            c = memo.get(id(info))
+            if c is None:
+                c = memo[id(info)] = sass_class(ins)
+            self[k] = c
+
 
 @dataclass(slots=True)
 class Scan:

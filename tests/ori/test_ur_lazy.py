@@ -195,3 +195,26 @@ def test_an_indexed_constant_load_takes_its_index_in_r() -> None:
     _, p = _plan(INDEXED_CONST, 90)
     assert p.webs["%rd3"].file == "R" and "bridges" in p.webs["%rd3"].why
     assert p.webs["%r4"].file == "UR"
+
+
+def test_the_budget_tree_agrees_with_a_plain_list() -> None:
+    """Range add / range max of the budget check against a list, on random operations
+    (sizes that are and are not powers of two, negative additions included)."""
+    import random
+
+    from ptxopt.ori.ur_alloc import _MaxTree
+
+    rng = random.Random(7)
+    for _ in range(200):
+        n = rng.randint(1, 70)
+        tree, ref = _MaxTree(n), [0] * n
+        for _ in range(150):
+            lo = rng.randrange(n)
+            hi = rng.randrange(lo, n)
+            if rng.random() < 0.5:
+                v = rng.randint(-3, 5)
+                tree.add(lo, hi, v)
+                for i in range(lo, hi + 1):
+                    ref[i] += v
+            else:
+                assert tree.max(lo, hi) == max(ref[lo : hi + 1])
