@@ -450,10 +450,9 @@ def _slot_taker(c: Inst, ctx: _Ctx) -> str:
         ctx.slot[id(c)] = "<immediate>"
         return "<immediate>"
     for v in regs:
-        s = ctx.webs.get(v.var)
-        if s is not None and s.name in ctx.consts:
-            if ctx.sm < 90 or _read_uniformly(s, ctx):
-                taker = s.name
+        if v.var in ctx.consts:  # the constants are webs
+            if ctx.sm < 90 or _read_uniformly(ctx.webs[v.var], ctx):
+                taker = v.var
                 break
     else:
         if len(regs) >= 2 and any(isinstance(o, Imm) and o.value != 0 for o in c.ast.operands):
@@ -741,12 +740,12 @@ def _address_base(w: Web, ctx: _Ctx, depth: int) -> bool:
 
 # One reader of a web, as :func:`_cost` sees it (everything that does not depend on
 # which webs are in UR, computed once per web, see :func:`_reader_rows`):
-# (guard, uniform branch guard, web the reader writes, reader is a MOV, reader's point,
-#  reader's PTX line, id(reader), the slot's owner if this web claims it, how a
-#  per-thread reader takes the value -- 0 by a bridge, 1 from UR without one, 2 from
-#  UR when this web owns the reader's slot, 3 from UR once it has tried to claim the
-#  slot: a copied factor on sm_75-89 or a cutlass address)
-_Row = tuple[bool, bool, str | None, bool, int, int, int, str, int]
+# (guard, uniform branch guard / constant operand, web the reader writes (None for an
+#  LDC: it is no uniform reader), reader is a MOV, reader's point, reader's PTX line,
+#  id(reader), reader, how a per-thread reader takes the value -- 0 by a bridge, 1 from
+#  UR without one, 2 from UR when this web gets the reader's one UR/constant slot
+#  (or, on sm_75-89, as a copied factor))
+_Row = tuple[bool, bool, str | None, bool, int, int, int, Inst, int]
 
 
 def _reader_rows(cur: Web, ctx: _Ctx) -> list[_Row]:
@@ -757,21 +756,23 @@ def _reader_rows(cur: Web, ctx: _Ctx) -> list[_Row]:
     rows: list[_Row] = []
     const = cur.name in ctx.consts
     defs_of = ctx.webs.defs_of
+    cls, pos = ctx.cls, ctx.pos
     for u in cur.uses:
         c = u.inst
-        cc = ctx.cls[id(c)]
-        xn = next((d.var for d in c.defs if d.var in defs_of), None)  # see _def_web
+        cc = cls[id(c)]
+        xn = None  # see _def_web
+        for d in c.defs:
+            if d.var in defs_of:
+                xn = d.var
+                break
         line = _line(c)
-        p = ctx.pos[id(c)]
+        p = pos[id(c)]
         if u.slot == -1:  # guard predicate
-            rows.append((True, cc == "BRA", xn, False, p, line, id(c), "", 0))
+            rows.append((True, cc == "BRA", xn, False, p, line, id(c), c, 0))
             continue
-        taker = ""
         free = 0
         if const:
-            # read as a c[bank][offset] / immediate operand: no bridge, but the
-            # operand occupies the reader's one UR/constant slot
-            taker = _slot_taker(c, ctx) or cur.name
+            pass  # a c[bank][offset] / immediate operand: it claims the slot, no bridge
         elif cc == "MMA" and cur.width == 2 and c.ast.opcode.startswith("wgmma"):
             free = 1  # a wgmma matrix descriptor is read from UR
         elif cc == "MMA" and c.ast.name.startswith("cp.async.bulk.tensor"):
@@ -780,16 +781,11 @@ def _reader_rows(cur: Web, ctx: _Ctx) -> list[_Row]:
             shared = cc in ("LDS", "STS", "ATOMS", "SYNCS")
             cut = ctx.cutlass and u.address and cc in _GLOBAL_MEM
             if accepts_ur_source(cc) and shared == u.address:
-                taker = _slot_taker(c, ctx) or cur.name
-                copied = ctx.sm < 90 and _copied_factor(c, cur, ctx)
-                free = 3 if copied or cut else 2
+                free = 2  # (a global access's address slot never is such a slot)
             elif cut:
                 free = 1
-        if cc == "LDC":
-            xn_op = None  # a uniform reader of class LDC does not count as one
-        else:
-            xn_op = xn
-        rows.append((False, const, xn_op, cc in _NARROW, p, line, id(c), taker, free))
+        xn_op = None if cc == "LDC" else xn
+        rows.append((False, const, xn_op, cc in _NARROW, p, line, id(c), c, free))
     ctx.rows[cur.name] = rows
     return rows
 
@@ -801,16 +797,15 @@ def _sources(w: Web, ctx: _Ctx) -> list[tuple[str, int]]:
     if hit is not None:
         return hit
     out: list[tuple[str, int]] = []
+    defs_of, consts = ctx.webs.defs_of, ctx.consts
     for d in w.defs:
         if _broadcast(d, ctx):
             continue  # the R2UR itself (see _broadcast)
         for v in d.operand_values():
-            if v.kind == "special":
+            k = v.var
+            if v.kind == "special" or k not in defs_of or k == w.name or k in consts:
                 continue
-            s = ctx.webs.get(v.var)
-            if s is None or s is w or s.name in ctx.consts:
-                continue
-            out.append((s.name, _line(d)))
+            out.append((k, _line(d)))
     ctx.srcs[w.name] = out
     return out
 
@@ -829,7 +824,7 @@ def _cost(w: Web, ur: set[str], ctx: _Ctx, claims: dict[int, str], out: list[Bri
         cur = queue[k]
         k += 1
         name = cur.name
-        for guard, flag, xn, narrow, p, line, cid, taker, free in _reader_rows(cur, ctx):
+        for guard, flag, xn, narrow, p, line, cid, c, free in _reader_rows(cur, ctx):
             if guard:
                 if flag or xn in ur:
                     uniform_readers += 1
@@ -849,12 +844,18 @@ def _cost(w: Web, ur: set[str], ctx: _Ctx, claims: dict[int, str], out: list[Bri
                     bridges += 1  # a loop-carried read before the definition
                 continue
             if flag:  # a constant operand: it claims the slot
-                claims.setdefault(cid, taker)
+                if cid not in claims:
+                    claims[cid] = _slot_taker(c, ctx) or name
                 continue
             if free == 1:
                 continue
             if free >= 2:
-                if claims.setdefault(cid, taker) == name or free == 3:
+                owner = claims.get(cid)
+                if owner is None:
+                    owner = claims[cid] = _slot_taker(c, ctx) or name
+                if owner == name:
+                    continue
+                if ctx.sm < 90 and _copied_factor(c, cur, ctx):
                     continue
             bridges += 1
             out.append(Bridge("UR2R", w.name, line))
