@@ -818,6 +818,7 @@ def _cost(w: Web, ur: set[str], ctx: _Ctx, claims: dict[int, str], out: list[Bri
     def_pos = ctx.first[w.name]
     web_id = ctx.web_id
     seen: FnvSet | None = None  # made at the first copy the walk goes through
+    slots = ctx.slot  # _slot_taker's cache
     queue = [w]
     k = 0
     while k < len(queue):
@@ -845,14 +846,17 @@ def _cost(w: Web, ur: set[str], ctx: _Ctx, claims: dict[int, str], out: list[Bri
                 continue
             if flag:  # a constant operand: it claims the slot
                 if cid not in claims:
-                    claims[cid] = _slot_taker(c, ctx) or name
+                    claims[cid] = (slots.get(cid) or _slot_taker(c, ctx)) or name
                 continue
             if free == 1:
                 continue
             if free >= 2:
                 owner = claims.get(cid)
                 if owner is None:
-                    owner = claims[cid] = _slot_taker(c, ctx) or name
+                    taker = slots.get(cid)
+                    if taker is None:
+                        taker = _slot_taker(c, ctx)
+                    owner = claims[cid] = taker or name
                 if owner == name:
                     continue
                 if ctx.sm < 90 and _copied_factor(c, cur, ctx):
