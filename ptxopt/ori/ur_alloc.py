@@ -48,6 +48,7 @@ from ptxopt.ori.capability import (
     uniform_form,
 )
 from ptxopt.ori.view import Classes, Use, Web, Webs, record_reads, scan
+from ptxopt.ori.view import _addr_slots as _addr_slots_of
 from ptxopt.ptx.ast import Imm, Reg, Sym
 
 __all__ = [
@@ -274,6 +275,7 @@ class _Ctx:
     rows: dict[str, list[_Row]] = field(default_factory=dict)  # _reader_rows cache
     srcs: dict[str, list[tuple[str, int]]] = field(default_factory=dict)  # _sources cache
     first: dict[str, int] = field(default_factory=dict)  # candidate -> first write's point
+    addr_regs: set[str] | None = None  # _address_registers (lazy)
 
 
 def _line(inst: Inst) -> int:
@@ -718,7 +720,66 @@ def _eligible(w: Web, ctx: _Ctx) -> str:
                 return "64-bit global/generic address (excluded operand category)"
         if _address_base(w, ctx, 4):
             return "64-bit global/generic address base (excluded operand category)"
+        if _offset_base(w, ctx):
+            return "64-bit base of a per-thread global/generic address (IMAD.WIDE / IADD3)"
     return ""
+
+
+def _address_registers(ctx: _Ctx) -> set[str]:
+    """The registers whose value is a global or generic address, or a 64-bit term of
+    one (closed over the 64-bit ``add``s that compute an address), once per function."""
+    if ctx.addr_regs is None:
+        out: set[str] = set()
+        work: list[str] = []
+        for ins in ctx.insts:
+            info = ins.info
+            if info is None or info.name not in _MEMORY_OPS or not info.addrs:
+                continue
+            if ctx.cls[id(ins)] not in _GLOBAL_MEM:
+                continue
+            for k in _addr_slots_of(ins):
+                v = ins.uses[k] if k < len(ins.uses) else None
+                if isinstance(v, Value) and v.var not in out:
+                    out.add(v.var)
+                    work.append(v.var)
+        defs_of = ctx.webs.defs_of
+        while work:
+            for d in defs_of.get(work.pop(), ()):
+                t = d.info.type if d.info is not None else None
+                if d.ast.opcode != "add" or t is None or not t.endswith("64"):
+                    continue
+                for v in d.uses:
+                    if isinstance(v, Value) and v.var in defs_of and v.var not in out:
+                        out.add(v.var)
+                        work.append(v.var)
+        ctx.addr_regs = out
+    return ctx.addr_regs
+
+
+def _offset_base(w: Web, ctx: _Ctx) -> bool:
+    """``w`` is a base ``param + (x * imm)`` (see :func:`_scaled_addend`) whose one
+    reader, in the same block, adds a per-thread offset to make a global/generic
+    address: ptxas fuses the product, the base and the offset into two per-thread
+    ``IMAD.WIDE`` (``mul.wide.s32 %rd13, %r36, 4; add.s64 %rd14, %rd7, %rd13; ...
+    add.s64 %rd1, %rd14, %rd15`` -> ``IMAD.WIDE R4, R10, R7, c[0x0][0x160];
+    IMAD.WIDE.U32 R4, R0, 0x4, R4``, triton/layer_norm_fwd.sm80.ptx lines 56-63 at
+    sm_80).  A base read by several addresses (triton/attention_bwd_bf16.sm90a.ptx line
+    76) or in a later block (triton/attention_bwd_fp16.sm80.ptx line 205) stays UR,
+    ``UIMAD.WIDE UR6, UR33, 0x2, UR6``."""
+    if len(w.defs) != 1 or len(w.uses) != 1:
+        return False
+    d0 = w.defs[0]
+    u = w.uses[0]
+    c = u.inst
+    if u.slot < 0 or c.ast.opcode != "add" or not c.defs or c.block is not d0.block:
+        return False
+    if not any(
+        isinstance(v, Value) and v.var in ctx.consts and _scaled_addend(d0, v.var, ctx)
+        for v in d0.uses
+    ):
+        return False
+    d = c.defs[0]
+    return ctx.div.is_varying(d) and d.var in _address_registers(ctx)
 
 
 def _address_base(w: Web, ctx: _Ctx, depth: int) -> bool:

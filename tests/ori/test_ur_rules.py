@@ -371,3 +371,54 @@ def test_divergence_analysis_hands_the_model_its_regions() -> None:
     assert all(inner in div.regions[b] for b in divergent)
     uniform = NESTED_COUNTER.replace("mov.u32 %r1, %tid.x;", "mov.u32 %r1, %ctaid.x;")
     assert analyze_module(lift_module(parse(uniform, "t.ptx"))).funcs["k"].regions == {}
+
+
+# triton/layer_norm_fwd.sm80.ptx lines 54-63, reduced: the row base of a per-thread
+# load, parameter + (uniform row * stride) * 4, added to (tid * 4)
+OFFSET_BASE = _kernel(
+    """ld.param.u64 %rd1, [p];
+mov.u32 %r1, %ctaid.x;
+ld.param.u32 %r2, [n];
+mul.lo.s32 %r3, %r2, %r1;
+mul.wide.s32 %rd2, %r3, 4;
+add.s64 %rd3, %rd1, %rd2;
+mov.u32 %r4, %tid.x;
+mul.wide.u32 %rd4, %r4, 4;
+add.s64 %rd5, %rd3, %rd4;
+ld.global.u32 %r5, [%rd5];
+add.s32 %r6, %r5, 1;
+st.global.u32 [%rd5], %r6;
+"""
+)
+OFFSET_REASON = "64-bit base of a per-thread global/generic address (IMAD.WIDE / IADD3)"
+
+
+def test_a_scaled_base_read_once_by_an_address_add_is_fused_per_thread() -> None:
+    """ptxas 13.0.88 computes the base of lines 12-13 into the per-thread address:
+    ``IMAD.WIDE R2, R2, R3, c[0x0][0x160]; IMAD.WIDE.U32 R2, R5, 0x4, R2`` at sm_80,
+    ``LDC.64 R2, c[0x0][0x210]; IMAD.WIDE R2, R5, 0x4, R2; IMAD.WIDE.U32 R2, R7, 0x4,
+    R2`` at sm_90: neither the product nor the base is ever a UR."""
+    for sm in (80, 90):
+        p = _plan(OFFSET_BASE, sm)
+        assert p.webs["%rd3"].file == "R" and p.webs["%rd3"].why == OFFSET_REASON
+        assert p.webs["%rd2"].file == "R"
+
+
+def test_a_base_read_by_several_addresses_or_later_stays_uniform() -> None:
+    """The same base read by several address adds (triton/attention_bwd_bf16.sm90a.ptx
+    line 76, four readers: ``UIMAD.WIDE UR6, UR33, 0x2, UR6``) or by one in a later
+    block (triton/attention_bwd_fp16.sm80.ptx line 205) is not fused into them; nor
+    is a sum that is stored as a value rather than used as an address."""
+    two = OFFSET_BASE.replace(
+        "st.global.u32 [%rd5], %r6;",
+        "add.s64 %rd6, %rd3, 4096;\nadd.s64 %rd7, %rd6, %rd4;\nst.global.u32 [%rd7], %r6;",
+    )
+    later = OFFSET_BASE.replace(
+        "mov.u32 %r4, %tid.x;", "bra.uni NEXT;\nNEXT:\nmov.u32 %r4, %tid.x;"
+    )
+    data = OFFSET_BASE.replace(
+        "ld.global.u32 %r5, [%rd5];", "st.global.u64 [%rd1], %rd5;\nld.global.u32 %r5, [%rd1];"
+    ).replace("st.global.u32 [%rd5], %r6;", "st.global.u32 [%rd1+8], %r6;")
+    for text in (two, later, data):
+        for sm in (80, 90):
+            assert _plan(text, sm).webs["%rd3"].why != OFFSET_REASON
