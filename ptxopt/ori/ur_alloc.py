@@ -1429,8 +1429,21 @@ def plan_function(
         for k in order:
             cost[k] = _cost(webs[k], ur, ctx, claims, scratch)
         demote = {k for k in order if cost[k] != 1}
-        # min-cost greedy extraction against the UR / UP budgets
-        keep = sorted((k for k in order if k not in demote), key=lambda k: (cost[k], first[k]))
+        # min-cost greedy extraction against the UR / UP budgets, once the costs have
+        # settled (an attempt that demotes nothing by cost) or at the last attempt.
+        # Checked at every attempt, the first attempt's candidates -- every eligible
+        # web, most of which the cost demotes in the next attempts -- fill the 63 URs
+        # with live ranges that never materialise: triton/matmul_fp16.sm90a.ptx at
+        # sm_90 then lost 252 webs to the budget in the first attempt, the wgmma
+        # descriptors ptxas computes in UR among them (``ULOP3.LUT UR17, UR5,
+        # 0x4000000, URZ, 0xfc, !UPT`` for line 316), and predicted 5 URs against
+        # ptxas's 29; checked once settled it evicts none there and predicts 33
+        # (docs/uniform-registers.md, fifth round)
+        settled = not demote or attempt == max_attempts
+        keep = sorted(
+            (k for k in order if k not in demote and settled),
+            key=lambda k: (cost[k], first[k]),
+        )
         # the pressure only changes at interval ends: one tree leaf per end point
         ends = sorted({p for k in keep if k in spans for p in spans[k]})
         leaf = {p: i for i, p in enumerate(ends)}
