@@ -282,12 +282,18 @@ def _line(inst: Inst) -> int:
     return inst.ast.span.line if inst.ast.span is not None else 0
 
 
-def _def_web(inst: Inst, ctx: _Ctx) -> Web | None:
+def _def_name(inst: Inst, ctx: _Ctx) -> str | None:
+    """The web ``inst`` writes (its first written register that is a web), by name."""
+    defs_of = ctx.webs.defs_of
     for d in inst.defs:
-        w = ctx.webs.get(d.var)
-        if w is not None:
-            return w
+        if d.var in defs_of:
+            return d.var
     return None
+
+
+def _def_web(inst: Inst, ctx: _Ctx) -> Web | None:
+    k = _def_name(inst, ctx)
+    return ctx.webs[k] if k is not None else None
 
 
 def _constant_webs(webs: Iterable[Web], cls: dict[int, str]) -> set[str]:
@@ -816,16 +822,11 @@ def _reader_rows(cur: Web, ctx: _Ctx) -> list[_Row]:
         return hit
     rows: list[_Row] = []
     const = cur.name in ctx.consts
-    defs_of = ctx.webs.defs_of
     cls, pos = ctx.cls, ctx.pos
     for u in cur.uses:
         c = u.inst
         cc = cls[id(c)]
-        xn = None  # see _def_web
-        for d in c.defs:
-            if d.var in defs_of:
-                xn = d.var
-                break
+        xn = _def_name(c, ctx)
         line = _line(c)
         p = pos[id(c)]
         if u.slot == -1:  # guard predicate

@@ -329,7 +329,6 @@ class Scan:
     insts: list[Inst]  # program order: program point -> instruction
     pos: dict[int, int]  # id(inst) -> program point
     cls: Classes  # id(inst) -> SASS class
-    n: int  # instructions
     varying: set[str]  # webs with a value the given divergence vector marks varying
     not_written: set[str]  # webs with a parameter value
     copies: set[str]  # webs with a write that is an LDC, a MOV or a cvta.to.global
@@ -413,9 +412,7 @@ def scan(func: Func, varying: bytearray | None = None) -> Scan:
         for d in ins.result_values():
             if d.kind != _NOT_A_WEB and d.var[:3] != "%cc":
                 into.add(d.var)
-    return Scan(
-        Webs(defs_of, types), insts, pos, cls, len(insts), vary_set, not_written, copies, specials
-    )
+    return Scan(Webs(defs_of, types), insts, pos, cls, vary_set, not_written, copies, specials)
 
 
 def record_reads(

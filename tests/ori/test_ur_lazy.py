@@ -13,23 +13,11 @@ from ptxopt.ir.lift import lift_module
 from ptxopt.ori.ur_alloc import FuncPlan, plan_function
 from ptxopt.ori.view import scan
 from ptxopt.ptx.parser import parse
+from tests.ori.test_ur_rules import HEAD, REGS, _kernel
 
-HEAD = ".version 8.0\n.target sm_90\n.address_size 64\n"
-REGS = ".reg .b32 %r<16>; .reg .b64 %rd<12>; .reg .pred %p<6>;"
 PROBE = (Path(__file__).resolve().parent / "capability_probe.ptx").read_text()
 NOT_WRITTEN = "not written by an instruction (parameter or undefined)"
 VARYING = "varying (divergence analysis)"
-
-
-def _kernel(body: str) -> str:
-    return (
-        HEAD
-        + ".visible .entry k(.param .u64 p, .param .u32 n)\n{\n"
-        + REGS
-        + "\n"
-        + body
-        + "ret;\n}\n"
-    )
 
 
 def _plan(text: str, sm: int, name: str = "k", **kw: bool) -> tuple[Func, FuncPlan]:
