@@ -27,7 +27,9 @@ Cost = 1 + bridges (readers needing R, sources needing R2UR, back references);
 7 UP: interval pressure in program order), and retries: each demotion changes the
 cost of the neighbours, so the loop runs again, at most ``max_attempts`` times
 (default 5, knob ``ConvertToUniformRegMaxAttempts``; ptxas's knob 862).  Demotions the
-last attempt could not propagate stay as R2UR/UR2R bridges in the plan.
+last attempt could not propagate stay as R2UR/UR2R bridges in the plan.  An attempt
+computes again only the costs whose inputs changed (:class:`_Costs`); the others, and
+their slot claims, are reused, with the same result as computing them all.
 """
 
 from __future__ import annotations
@@ -872,8 +874,20 @@ def _sources(w: Web, ctx: _Ctx) -> list[tuple[str, int]]:
     return out
 
 
-def _cost(w: Web, ur: set[str], ctx: _Ctx, claims: dict[int, str], out: list[Bridge]) -> int:
-    """Criteria 3 and 5: 1 + the bridges ``w`` needs when it is in UR and ``ur`` are."""
+def _cost(
+    w: Web,
+    ur: set[str],
+    ctx: _Ctx,
+    claims: dict[int, str],
+    out: list[Bridge],
+    touched: set[str],
+    seen_claims: dict[int, str | None],
+) -> int:
+    """Criteria 3 and 5: 1 + the bridges ``w`` needs when it is in UR and ``ur`` are.
+    What the result depends on beyond the static facts is recorded for
+    :class:`_Costs`: every web whose membership of ``ur`` it tests (``touched``), and
+    for every slot claim it reads, the claim it found (``seen_claims``: ``None`` for
+    none)."""
     bridges = 0
     r2ur = 0  # bridges that move a per-thread source into UR
     uniform_readers = 0
@@ -888,6 +902,8 @@ def _cost(w: Web, ur: set[str], ctx: _Ctx, claims: dict[int, str], out: list[Bri
         k += 1
         name = cur.name
         for guard, flag, xn, narrow, p, line, cid, c, free in _reader_rows(cur, ctx):
+            if xn is not None:
+                touched.add(xn)
             if guard:
                 if flag or xn in ur:
                     uniform_readers += 1
@@ -907,6 +923,8 @@ def _cost(w: Web, ur: set[str], ctx: _Ctx, claims: dict[int, str], out: list[Bri
                     bridges += 1  # a loop-carried read before the definition
                 continue
             if flag:  # a constant operand: it claims the slot
+                if cid not in seen_claims:
+                    seen_claims[cid] = claims.get(cid)
                 if cid not in claims:
                     claims[cid] = (slots.get(cid) or _slot_taker(c, ctx)) or name
                 continue
@@ -914,6 +932,8 @@ def _cost(w: Web, ur: set[str], ctx: _Ctx, claims: dict[int, str], out: list[Bri
                 continue
             if free >= 2:
                 owner = claims.get(cid)
+                if cid not in seen_claims:
+                    seen_claims[cid] = owner
                 if owner is None:
                     taker = slots.get(cid)
                     if taker is None:
@@ -926,6 +946,7 @@ def _cost(w: Web, ur: set[str], ctx: _Ctx, claims: dict[int, str], out: list[Bri
             bridges += 1
             out.append(Bridge("UR2R", w.name, line))
     for s, line in _sources(w, ctx):
+        touched.add(s)
         if s in ur:
             continue
         bridges += 1
@@ -1358,6 +1379,50 @@ def with_callees(funcs: list[Func], plans: list[FuncPlan]) -> None:
                 setattr(plans[i], attr, best)
 
 
+class _Costs:
+    """The costs of the retry loop, recomputed only where an input changed.
+
+    A web's cost is a function of static facts, of the membership in ``ur`` of the
+    webs it tests, and of the slot claims it reads (claims are made in program order
+    within one attempt).  Each result is kept with what it read; at the next attempt
+    (or the final pass) it is reused, and its own claims replayed, when none of the
+    webs it tested was demoted by the attempt before and every claim it reads is as it
+    found it -- so the costs, bridges and claims are exactly those of computing all of
+    them again."""
+
+    __slots__ = ("webs", "ur", "ctx", "changed", "kept")
+
+    def __init__(self, webs: Webs, ur: set[str], ctx: _Ctx) -> None:
+        self.webs = webs
+        self.ur = ur
+        self.ctx = ctx
+        self.changed: set[str] = set()  # demoted by the last attempt
+        # web -> (cost, webs tested, claims found, claims left, bridges)
+        self.kept: dict[
+            str, tuple[int, set[str], dict[int, str | None], dict[int, str], list[Bridge]]
+        ] = {}
+
+    def cost(self, k: str, claims: dict[int, str]) -> int:
+        hit = self.kept.get(k)
+        if hit is not None:
+            c, touched, found, left, _ = hit
+            if touched.isdisjoint(self.changed) and all(
+                claims.get(cid) == v for cid, v in found.items()
+            ):
+                claims.update(left)
+                return c
+        tested: set[str] = set()
+        read: dict[int, str | None] = {}
+        out: list[Bridge] = []
+        c = _cost(self.webs[k], self.ur, self.ctx, claims, out, tested, read)
+        self.kept[k] = (c, tested, read, {cid: claims[cid] for cid in read}, out)
+        return c
+
+    def bridges(self, k: str) -> list[Bridge]:
+        """The bridges of ``k``'s last computed cost."""
+        return self.kept[k][4]
+
+
 def plan_function(
     func: Func,
     div: Divergence,
@@ -1421,14 +1486,14 @@ def plan_function(
     first = ctx.first = {k: min(pos[id(d)] for d in webs[k].defs) for k in ur}
     cost: dict[str, int] = {}
     spans = {k: _interval(webs[k], ctx) for k in ur if k not in consts}
+    costs = _Costs(webs, ur, ctx)
     attempt = 0
     while attempt < max_attempts and ur:
         attempt += 1
         claims: dict[int, str] = {}
         order = sorted(ur, key=lambda k: (first[k], k))  # ties: by name, not set order
-        scratch: list[Bridge] = []
         for k in order:
-            cost[k] = _cost(webs[k], ur, ctx, claims, scratch)
+            cost[k] = costs.cost(k, claims)
         demote = {k for k in order if cost[k] != 1}
         # min-cost greedy extraction against the UR / UP budgets, once the costs have
         # settled (an attempt that demotes nothing by cost) or at the last attempt.
@@ -1470,15 +1535,16 @@ def plan_function(
                 why.setdefault(k, "a variable written with different values, read per-thread")
             why.setdefault(k, f"needs bridges (cost {cost[k]})")
         if not demote:
+            costs.changed = set()
             break
         ur -= demote
+        costs.changed = demote
     plan.attempts = attempt
     # final bridges of the committed set
     claims = {}
     for k in sorted(ur, key=lambda k: (first[k], k)):
-        bl: list[Bridge] = []
-        cost[k] = _cost(webs[k], ur, ctx, claims, bl)
-        plan.bridges.extend(bl)
+        cost[k] = costs.cost(k, claims)
+        plan.bridges.extend(costs.bridges(k))
     seen_b: set[tuple[str, str, int]] = set()
     uniq = []
     for br in plan.bridges:

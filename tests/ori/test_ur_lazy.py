@@ -7,14 +7,18 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
+
 from ptxopt.analysis.divergence import analyze_module
 from ptxopt.ir.core import Func, Value
 from ptxopt.ir.lift import lift_module
+from ptxopt.ori import ur_alloc
 from ptxopt.ori.ur_alloc import FuncPlan, plan_function
 from ptxopt.ori.view import scan
 from ptxopt.ptx.parser import parse
 from tests.ori.test_ur_rules import HEAD, REGS, _kernel
 
+CORPUS = Path(__file__).resolve().parent.parent / "corpus"
 PROBE = (Path(__file__).resolve().parent / "capability_probe.ptx").read_text()
 NOT_WRITTEN = "not written by an instruction (parameter or undefined)"
 VARYING = "varying (divergence analysis)"
@@ -206,3 +210,104 @@ def test_the_budget_tree_agrees_with_a_plain_list() -> None:
                     ref[i] += v
             else:
                 assert tree.max(lo, hi) == max(ref[lo : hi + 1])
+
+
+# Kernels where the retry loop runs three to five attempts (cub, CUTLASS, Triton, numba)
+RETRY_FILES = [
+    "cub/histogram.sm80.ptx",
+    "cub/scan.sm90.ptx",
+    "cutlass/ampere_conv2d_fprop.sm80.ptx",
+    "cutlass/hopper_fp8_gemm.sm90a.ptx",
+    "triton/attention_fwd_fp16.sm80.ptx",
+    "triton/matmul_fp16.sm90a.ptx",
+    "numba/clamp_count.sm80.ptx",
+]
+
+
+def _plan_summary(p: FuncPlan) -> tuple[object, ...]:
+    return (
+        sorted(p.uniform),
+        sorted((k, w.file, w.cost, w.why) for k, w in p.webs.items()),
+        [(b.kind, b.reg, b.line) for b in p.bridges],
+        p.ur_count,
+        p.up_count,
+        p.attempts,
+        p.budget_demoted,
+    )
+
+
+@pytest.mark.parametrize("rel", RETRY_FILES)
+def test_reused_costs_equal_costs_computed_again(rel: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The retry loop reuses a web's cost (and replays its slot claims) when nothing it
+    read changed: every decision, cost, bridge and count must be what computing every
+    cost again at every attempt gives -- and some costs must have been reused."""
+    mod = lift_module(parse((CORPUS / rel).read_text(), rel))
+    md = analyze_module(mod)
+    calls = {"cost": 0, "computed": 0}
+    real_cost = ur_alloc._cost
+
+    def counted(*args: object) -> int:
+        calls["computed"] += 1
+        return real_cost(*args)  # type: ignore[arg-type]
+
+    real_method = ur_alloc._Costs.cost
+
+    def counted_method(self: ur_alloc._Costs, k: str, claims: dict[int, str]) -> int:
+        calls["cost"] += 1
+        return real_method(self, k, claims)
+
+    monkeypatch.setattr(ur_alloc, "_cost", counted)
+    monkeypatch.setattr(ur_alloc._Costs, "cost", counted_method)
+    plans = {
+        (f.name, sm): _plan_summary(plan_function(f, md.funcs[f.name], sm))
+        for f in mod.funcs
+        for sm in (80, 90)
+    }
+    assert calls["computed"] < calls["cost"]  # the reuse is exercised
+
+    def again(self: ur_alloc._Costs, k: str, claims: dict[int, str]) -> int:
+        self.kept.pop(k, None)  # nothing kept: computed anew
+        return real_method(self, k, claims)
+
+    monkeypatch.setattr(ur_alloc._Costs, "cost", again)
+    for f in mod.funcs:
+        for sm in (80, 90):
+            assert _plan_summary(plan_function(f, md.funcs[f.name], sm)) == plans[f.name, sm], (
+                f"{rel} {f.name} sm_{sm}"
+            )
+
+
+def test_a_kept_cost_is_reused_only_while_what_it_read_is_unchanged(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The reuse rule itself, on a stand-in cost that reads one slot claim and tests
+    one web's membership: a cost is computed again when that web was demoted by the
+    last attempt, or when the claim it read is not as it found it (an earlier web that
+    claimed the slot has left UR); a reused cost replays its claim."""
+    computed: list[str] = []
+
+    def cost(
+        w: str, ur: set[str], ctx: object, claims: dict[int, str], out: list[object],
+        touched: set[str], seen: dict[int, str | None],
+    ) -> int:  # fmt: skip
+        computed.append(w)
+        touched.add("x" if w == "a" else "y")
+        seen.setdefault(7, claims.get(7))
+        owner = claims.setdefault(7, w)
+        return 1 if owner == w else 2
+
+    monkeypatch.setattr(ur_alloc, "_cost", cost)
+    costs = ur_alloc._Costs({"a": "a", "b": "b"}, set(), None)  # type: ignore[arg-type]
+
+    def attempt(*names: str) -> tuple[list[int], dict[int, str]]:
+        claims: dict[int, str] = {}
+        return [costs.cost(k, claims) for k in names], claims
+
+    assert attempt("a", "b") == ([1, 2], {7: "a"})
+    assert attempt("a", "b") == ([1, 2], {7: "a"}) and computed == ["a", "b"]  # both reused
+    costs.changed = {"y"}  # b tested y, which the last attempt demoted
+    assert attempt("a", "b") == ([1, 2], {7: "a"}) and computed == ["a", "b", "b"]
+    costs.changed = set()
+    assert attempt("b") == ([1], {7: "b"}) and computed[-1] == "b"  # 'a' left: claim free
+    n = len(computed)
+    assert attempt("b") == ([1], {7: "b"}) and len(computed) == n  # reused, claim replayed
