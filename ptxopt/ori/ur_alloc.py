@@ -298,6 +298,43 @@ def _def_web(inst: Inst, ctx: _Ctx) -> Web | None:
     return ctx.webs[k] if k is not None else None
 
 
+def _param_addresses(func: Func, webs: Webs, copies: set[str], insts: list[Inst]) -> set[str]:
+    """Webs holding the address of a kernel parameter: ``mov.b64 %rd56, kernel_param``,
+    and an immediate added to such an address (``add.s64 %rd1, %rd56, 196``), each the
+    web's only write.  ptxas folds the address into every ``ld.param [%rd1+-156]``
+    that reads it, which becomes a constant-bank read at a fixed offset (``ULDC.64
+    UR4, c[0x0][0x190]`` for ``cutlass/ampere_fmha.sm80.ptx`` line 87 at sm_80): the
+    address is no register at all, and the loads need no R2UR for it."""
+    params = {p.name for p in func.ast.params}
+    defs_of = webs.defs_of
+    out: set[str] = set()
+    for k in copies:
+        ds = defs_of[k]
+        if len(ds) == 1:
+            ops = ds[0].ast.operands
+            if (
+                ds[0].ast.opcode == "mov"
+                and len(ops) == 2
+                and isinstance(ops[1], Sym)
+                and ops[1].name in params
+            ):
+                out.add(k)
+    if not out:
+        return out
+    for ins in insts:  # program order: a chain's adds follow the address they add to
+        if ins.ast.opcode != "add" or len(ins.defs) != 1:
+            continue
+        vals = [v for v in ins.uses if isinstance(v, Value)]
+        if (
+            len(vals) == 1
+            and vals[0].var in out
+            and any(isinstance(o, Imm) for o in ins.ast.operands[1:])
+            and len(defs_of.get(ins.defs[0].var, ())) == 1
+        ):
+            out.add(ins.defs[0].var)
+    return out
+
+
 def _constant_webs(webs: Iterable[Web], cls: dict[int, str]) -> set[str]:
     """Webs whose value is a constant operand rather than a computed register: every
     write is a constant-bank read (``ld.param`` of a kernel parameter, ``%ntid``), a
@@ -1458,6 +1495,8 @@ def plan_function(
     consts = (
         _constant_webs((webs[k] for k in sc.copies if webs.defs_of[k]), cls) if active else set()
     )
+    addresses = _param_addresses(func, webs, sc.copies, sc.insts) if active else set()
+    consts |= addresses
     if active:
         names += sorted(k for k in consts | sc.specials if k in sc.varying)
     record_reads(func, webs, names, sc.insts)
@@ -1557,6 +1596,9 @@ def plan_function(
     # itself a constant (ULDC / UMOV); per-thread readers take it as a c[bank][offset]
     # or immediate operand.  Identities of constants (cvta.to.global) chain, so settle
     # from the end of each chain backwards.
+    for k in addresses:
+        ur.discard(k)
+        why[k] = "a parameter's address: folded into the ld.param that reads it"
     for k in sorted((k for k in ur if k in ctx.consts), key=lambda k: (-first[k], k)):
         if not any(
             (x := _def_web(u.inst, ctx)) is not None and x.name in ur and x.name != k

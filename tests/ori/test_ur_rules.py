@@ -422,3 +422,55 @@ def test_a_base_read_by_several_addresses_or_later_stays_uniform() -> None:
     for text in (two, later, data):
         for sm in (80, 90):
             assert _plan(text, sm).webs["%rd3"].why != OFFSET_REASON
+
+
+def _through_address(text: str) -> str:
+    """``text`` with every ``ld.param`` of ``p`` / ``n`` read through a register that
+    holds the parameter's address (``mov.b64 %pa0, p; add.s64 %pa1, %pa0, 16``), as
+    CUTLASS's PTX reads its Params struct (cutlass/ampere_fmha.sm80.ptx lines 49-50)."""
+    body = text.replace("[p]", "[%pa1+-16]").replace("[n]", "[%pa1+-8]")
+    address = " .reg .b64 %pa<2>;\nmov.b64 %pa0, p;\nadd.s64 %pa1, %pa0, 16;"
+    return body.replace(REGS, REGS + address)
+
+
+def test_a_parameter_read_through_its_address_is_the_parameter() -> None:
+    """ptxas folds a parameter's address into the ``ld.param`` that reads it: at sm_90
+    ``mov.b64 %rd1, p; add.s64 %rd2, %rd1, 16; ld.param.u32 %r1, [%rd2+-8]`` is
+    ``LDC R0, c[0x0][0x218]`` (n itself), at sm_80 the IMAD reads ``c[0x0][0x168]``
+    directly.  So every decision is the one for the direct ``ld.param [n]``, and the
+    address registers are no UR."""
+    kernels = [FOLDED_WIDE, COPIED_FACTOR, ZERO_TEST, PARAM_TEST, PARAM_LATCH, OFFSET_BASE]
+    changed = 0
+    for text in kernels:
+        via = _through_address(text)
+        changed += via != text
+        for sm in (80, 90):
+            direct, folded = _plan(text, sm), _plan(via, sm)
+            assert folded.webs["%pa1"].file == "R"
+            assert folded.webs["%pa1"].why.startswith("a parameter's address")
+            assert not [b for b in folded.bridges if b.reg.startswith("%pa")]
+            for k, w in direct.webs.items():
+                assert (folded.webs[k].file, folded.webs[k].cost) == (w.file, w.cost), (k, sm)
+            assert folded.ur_count == direct.ur_count
+    assert changed == len(kernels)
+
+
+def test_an_address_plus_a_register_or_written_twice_is_no_parameter_address() -> None:
+    """Only an immediate offset, written once, makes a fixed constant-bank offset: an
+    address plus a register is an indexed read, and a register written on two paths
+    has no one offset."""
+    head = REGS + " .reg .b64 %pa<2>;\nmov.b64 %pa0, p;\n"
+    tail = "ld.param.u32 %r1, [%pa1+-8];\nmov.u32 %r2, %ctaid.x;\nadd.s32 %r3, %r1, %r2;\n"
+    tail += "setp.lt.u32 %p1, %r3, 7;\n@%p1 bra DONE;\nst.global.u32 [%rd9], %r3;\nDONE:\n"
+    indexed = _kernel("ld.param.u64 %rd9, [p];\nadd.s64 %pa1, %pa0, %rd9;\n" + tail)
+    twice = _kernel(
+        "ld.param.u64 %rd9, [p];\nsetp.eq.s64 %p2, %rd9, 0;\nadd.s64 %pa1, %pa0, 16;\n"
+        "@%p2 add.s64 %pa1, %pa0, 8;\n" + tail
+    )
+    for text in (indexed, twice):
+        text = text.replace(REGS, head)
+        for sm in (80, 90):
+            assert not _plan(text, sm).webs["%pa1"].why.startswith("a parameter's address")
+    # the same with one immediate write is one
+    once = _kernel("ld.param.u64 %rd9, [p];\nadd.s64 %pa1, %pa0, 16;\n" + tail).replace(REGS, head)
+    assert _plan(once, 90).webs["%pa1"].why.startswith("a parameter's address")
