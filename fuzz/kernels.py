@@ -76,6 +76,14 @@ def _tail(e: BaseException) -> str:
     return "".join(traceback.format_exception(e)[-6:])
 
 
+# The original kernel's outcomes per (kernel text, seed): checking many pipelines on one
+# generated kernel runs the original once per launch shape and trial, not once per
+# pipeline (the arguments are a function of the seed, the trial and the shape, which
+# the interpreter's reference keys name).  Emptied when it grows past a bound.
+_REFERENCES: dict[tuple[str, int], dict[Any, Any]] = {}
+_REFERENCE_LIMIT = 512
+
+
 def check_pipeline(
     ptx: str,
     passes: Sequence[str],
@@ -103,11 +111,14 @@ def check_pipeline(
     except Exception as e:  # noqa: BLE001 - any exception of the pipeline is a finding
         return CheckResult("crash", _tail(e))
     chosen = list(shapes) if shapes is not None else shapes_for(seed)
+    if len(_REFERENCES) > _REFERENCE_LIMIT:
+        _REFERENCES.clear()
 
     def make(trial: int, grid: Any, block: Any) -> list[Any]:
         return make_args(layout, seed * 7919 + trial, grid, block)
 
-    res = differential(ptx, out, KERNEL, chosen, None, make, trials=trials)
+    ref = _REFERENCES.setdefault((ptx, seed), {})
+    res = differential(ptx, out, KERNEL, chosen, None, make, trials=trials, reference=ref)
     if res.both_failed or (not res.ok and " A failed" in res.message):
         return CheckResult("invalid-kernel", res.message, out, res.trials)
     if not res.ok:
