@@ -593,15 +593,15 @@ def test_constant_operands_are_a_fixpoint_in_any_block_order() -> None:
 def test_scan_then_reads_equals_one_pass_webs() -> None:
     """The two sweeps the model uses give every web the same values, writes and reads
     as a single pass over the instructions would (probe kernel, all registers)."""
-    from ptxopt.ir.core import Value
-    from ptxopt.ori.view import _addr_slots, build_webs, record_reads, scan
+    from ptxopt.ir.core import Value, address_slots
+    from ptxopt.ori.view import build_webs, record_reads, scan
 
     mod = lift_module(parse(PROBE, "p.ptx"))
     for f in mod.funcs:
         webs = build_webs(f)
         want: dict[str, list[tuple[int, int, bool]]] = {}
         for ins in f.instructions():
-            addr = _addr_slots(ins)
+            addr = address_slots(ins)
             if ins.pred is not None and ins.pred.kind != "special":
                 want.setdefault(ins.pred.var, []).append((id(ins), -1, False))
             for k, u in enumerate(ins.uses):

@@ -53,8 +53,7 @@ from ptxopt.analysis.divergence_seeds import (
 )
 from ptxopt.analysis.divergence_sync import CfgContext
 from ptxopt.analysis.lane_bits import block_shape, result_mask, special_mask
-from ptxopt.ir.core import CARRY, Func, Inst, IRModule, Phi, Value
-from ptxopt.ir.operands import regs_of
+from ptxopt.ir.core import CARRY, Func, Inst, IRModule, Phi, Value, address_slots
 from ptxopt.ptx.ast import Imm, Reg
 from ptxopt.ptx.opcodes import reads_volatile_state
 
@@ -292,23 +291,6 @@ def _repeatable(inst: Inst) -> bool:
     return False
 
 
-def _addr_slots(inst: Inst) -> list[int]:
-    """Indices into ``inst.uses`` of the registers inside address operands."""
-    info = inst.info
-    assert info is not None
-    ops = inst.ast.operands
-    out: list[int] = []
-    k = 0
-    for i in info.uses:
-        if i in info.defs or i >= len(ops):
-            continue
-        cnt = sum(1 for _ in regs_of(ops[i]))
-        if i in info.addrs:
-            out.extend(range(k, k + cnt))
-        k += cnt
-    return out
-
-
 class _Propagator:
     def __init__(self, func: Func, env: FuncEnv, budget: int | None) -> None:
         self.func = func
@@ -366,7 +348,7 @@ class _Propagator:
                 for v in inst.operand_values():
                     self._add_user(v, inst)
                 if info.addrs:
-                    self.addr_slots[inst] = _addr_slots(inst)
+                    self.addr_slots[inst] = address_slots(inst)
                 if info.space is not None and info.space.startswith(".param"):
                     sym = param_symbol(inst)
                     if sym is not None and info.mem == "write":

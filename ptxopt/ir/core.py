@@ -23,6 +23,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator, Sequence
 
+from ptxopt.ir.operands import regs_of
 from ptxopt.ir.scopes import NameOrigin, ScopeInfo
 from ptxopt.ptx.ast import DebugLoc, Function, Imm, Instr, Module, RegDecl, Stmt
 from ptxopt.ptx.opcodes import OpInfo
@@ -381,3 +382,22 @@ def reg_decls(func: Func) -> list[RegDecl]:
             continue
         by_type.setdefault(func.reg_types[name], []).append((name, None))
     return [RegDecl(t, names) for t, names in by_type.items()]
+
+
+def address_slots(inst: Inst) -> list[int]:
+    """Indices into ``inst.uses`` of the registers inside its address operands (none
+    for an instruction without an address or of unknown form)."""
+    info = inst.info
+    if info is None or not info.addrs:
+        return []
+    ops = inst.ast.operands
+    out: list[int] = []
+    k = 0
+    for i in info.uses:
+        if i in info.defs or i >= len(ops):
+            continue
+        cnt = sum(1 for _ in regs_of(ops[i]))
+        if i in info.addrs:
+            out.extend(range(k, k + cnt))
+        k += cnt
+    return out

@@ -41,7 +41,7 @@ from itertools import filterfalse
 from ptxopt.analysis.divergence import Divergence
 from ptxopt.analysis.divergence_sync import CfgContext
 from ptxopt.analysis.scc import tarjan_scc
-from ptxopt.ir.core import Func, Inst, Value
+from ptxopt.ir.core import Func, Inst, Value, address_slots
 from ptxopt.ori.capability import (
     UP_BUDGET,
     UR_BUDGET,
@@ -50,7 +50,6 @@ from ptxopt.ori.capability import (
     uniform_form,
 )
 from ptxopt.ori.view import Classes, Use, Web, Webs, record_reads, scan
-from ptxopt.ori.view import _addr_slots as _addr_slots_of
 from ptxopt.ptx.ast import Imm, Reg, Sym
 
 __all__ = [
@@ -782,7 +781,7 @@ def _address_registers(ctx: _Ctx) -> set[str]:
                 continue
             if ctx.cls[id(ins)] not in _GLOBAL_MEM:
                 continue
-            for k in _addr_slots_of(ins):
+            for k in address_slots(ins):
                 v = ins.uses[k] if k < len(ins.uses) else None
                 if isinstance(v, Value) and v.var not in out:
                     out.add(v.var)

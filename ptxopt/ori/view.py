@@ -13,7 +13,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 
-from ptxopt.ir.core import Func, Inst, Value
+from ptxopt.ir.core import Func, Inst, Value, address_slots
 
 __all__ = [
     "Classes",
@@ -252,25 +252,6 @@ class Webs(Mapping[str, Web]):
         return len(self.defs_of)
 
 
-def _addr_slots(inst: Inst) -> set[int]:
-    from ptxopt.ir.operands import regs_of
-
-    info = inst.info
-    if info is None or not info.addrs:
-        return set()
-    ops = inst.ast.operands
-    out: set[int] = set()
-    k = 0
-    for i in info.uses:
-        if i in info.defs or i >= len(ops):
-            continue
-        cnt = sum(1 for _ in regs_of(ops[i]))
-        if i in info.addrs:
-            out.update(range(k, k + cnt))
-        k += cnt
-    return out
-
-
 _NOT_A_WEB = "special"  # the one value kind that belongs to no register web
 _COPIES = ("LDC", "MOV")
 # the opcodes whose class can be LDC, MOV or S2R, or that are cvta.to.global
@@ -440,7 +421,7 @@ def record_reads(
                 if lst is not None and u.kind != _NOT_A_WEB:
                     if addr is None:
                         info = ins.info
-                        addr = _addr_slots(ins) if info is not None and info.addrs else _NONE
+                        addr = set(address_slots(ins)) if info is not None and info.addrs else _NONE
                     lst.append(Use(ins, k, k in addr))
 
 
