@@ -12,7 +12,13 @@ import pytest
 
 from ptxopt.analysis.divergence import analyze_module
 from ptxopt.ir.lift import lift_module
-from ptxopt.ori.capability import CAPABILITIES, EVIDENCE, family, uniform_form
+from ptxopt.ori.capability import (
+    CAPABILITIES,
+    EVIDENCE,
+    accepts_up_source,
+    family,
+    uniform_form,
+)
 from ptxopt.ori.conv_alloc import E7020, E7021, plan_conv_alloc
 from ptxopt.ori.ur_alloc import FNV_BASIS, FnvSet, fnv1a, plan_function
 from ptxopt.ori.view import sass_class
@@ -52,6 +58,12 @@ def test_capability_table_rows_have_evidence() -> None:
 )
 def test_uniform_form_per_sm_family(cls: str, sm: int, form: str | None) -> None:
     assert uniform_form(cls, sm) == form
+
+
+def test_only_a_warpgroup_mma_reads_a_uniform_predicate() -> None:
+    assert accepts_up_source("MMA", "wgmma")
+    for cls, op in (("MMA", "mma"), ("SEL", "selp"), ("PLOP3", "and"), ("ISETP", "setp")):
+        assert not accepts_up_source(cls, op)
 
 
 def test_families() -> None:

@@ -6,6 +6,8 @@ Two questions are answered here for every SASS instruction class the Ori view kn
    i.e. can the value it computes live in UR/UP?  :func:`uniform_form`.
 2. May a per-thread instance of the class read one of its sources from UR (the slot
    that can also hold a constant-bank operand)?  :func:`accepts_ur_source`.
+3. May a per-thread instance read a uniform predicate (UP) as a source?
+   :func:`accepts_up_source`.
 
 Families: ``75`` (sm_75 .. sm_89), ``90`` (sm_90 / sm_90a), ``100`` (sm_100 and later).
 Below sm_75 there is no UR file at all.
@@ -26,6 +28,7 @@ __all__ = [
     "Capability",
     "UR_BUDGET",
     "UP_BUDGET",
+    "accepts_up_source",
     "accepts_ur_source",
     "family",
     "has_uniform_file",
@@ -50,6 +53,10 @@ EVIDENCE = {
     "probe-s2ur": "probe kernel: 'S2UR UR4, SR_CTAID.X' for %ctaid, 'S2R' for %tid",
     "syncs": "cutlass/hopper_fp8_gemm.sm90a.ptx line 3016 at sm_90: mbarrier.arrive on a "
     "uniform shared::cluster address is 'SYNCS.ARRIVE.TRANS64.RED.A1T0 RZ, [UR16], RZ'",
+    "up-source": "the SASS of the whole corpus (sm_75, sm_80, sm_90, ptxas 13.0.88): the "
+    "only per-thread instructions that name a UP are 'PLOP3.LUT P0, PT, PT, PT, UP0, "
+    "0x80, 0x0' (313, the copy of a UP into P) and HGMMA's scale-d operand "
+    "('HGMMA.64x128x16.F32.BF16 R88, gdesc[UR20], RZ, !UPT, gsb0'); a SEL reads P",
     "probe-ldc": "probe kernel: parameters and %ntid/%nctaid are constant-bank reads "
     "(ULDC into UR, or a c[0x0][...] operand of a per-thread instruction)",
 }
@@ -152,6 +159,14 @@ def uniform_form(cls: str, sm: int) -> str | None:
     if fam is None or cap is None:
         return None
     return cap.uniform.get(fam)
+
+
+def accepts_up_source(cls: str, opcode: str) -> bool:
+    """A per-thread instruction of ``cls`` (PTX ``opcode``) may read a uniform predicate
+    as a source operand (evidence ``up-source``): only a warpgroup MMA, whose scale-d
+    predicate is a UP.  Every other per-thread reader needs the predicate copied to P
+    (``PLOP3.LUT``)."""
+    return cls == "MMA" and opcode.startswith("wgmma")
 
 
 def accepts_ur_source(cls: str) -> bool:

@@ -45,6 +45,7 @@ from ptxopt.ir.core import Func, Inst, Value, address_slots
 from ptxopt.ori.capability import (
     UP_BUDGET,
     UR_BUDGET,
+    accepts_up_source,
     accepts_ur_source,
     has_uniform_file,
     uniform_form,
@@ -873,6 +874,12 @@ def _reader_rows(cur: Web, ctx: _Ctx) -> list[_Row]:
         free = 0
         if const:
             pass  # a c[bank][offset] / immediate operand: it claims the slot, no bridge
+        elif cur.is_pred:
+            # a predicate read as a source: UP only for a wgmma's scale-d, otherwise a
+            # PLOP3.LUT copy into P (``setp.eq.s32 %p28, %r488, 16`` feeding a per-thread
+            # selp, cutlass/ampere_tf32_gemm.sm80.ptx line 362: ISETP.NE.AND P5 at sm_80)
+            if accepts_up_source(cc, c.ast.opcode):
+                free = 1
         elif cc == "MMA" and cur.width == 2 and c.ast.opcode.startswith("wgmma"):
             free = 1  # a wgmma matrix descriptor is read from UR
         elif cc == "MMA" and c.ast.name.startswith("cp.async.bulk.tensor"):
@@ -880,7 +887,15 @@ def _reader_rows(cur: Web, ctx: _Ctx) -> list[_Row]:
         else:
             shared = cc in ("LDS", "STS", "ATOMS", "SYNCS")
             cut = ctx.cutlass and u.address and cc in _GLOBAL_MEM
-            if accepts_ur_source(cc) and shared == u.address:
+            if cc == "SYNCS" and not u.address:
+                # an mbarrier operand besides the address, e.g. a wait's phase parity:
+                # ptxas keeps the phase in UR and copies it into R at the wait, a
+                # copy it does not count against UR
+                # (``IMAD.U32 R16, RZ, RZ, UR4 ; SHF.L.U32 R16, R16, 0x1f, RZ ;
+                # SYNCS.PHASECHK.TRANS64.TRYWAIT P0, [UR12], R16`` for
+                # cutlass/hopper_mixed_dtype_gemm.sm90a.ptx line 1511 at sm_90)
+                free = 1
+            elif accepts_ur_source(cc) and shared == u.address:
                 free = 2  # (a global access's address slot never is such a slot)
             elif cut:
                 free = 1

@@ -474,3 +474,100 @@ def test_an_address_plus_a_register_or_written_twice_is_no_parameter_address() -
     # the same with one immediate write is one
     once = _kernel("ld.param.u64 %rd9, [p];\nadd.s64 %pa1, %pa0, 16;\n" + tail).replace(REGS, head)
     assert _plan(once, 90).webs["%pa1"].why.startswith("a parameter's address")
+
+
+# cutlass/ampere_tf32_gemm.sm80.ptx lines 362-364: a uniform compare whose only readers
+# are per-thread selects (the selected values vary)
+PRED_FOR_SELECT = _kernel(
+    """ld.param.u32 %r1, [n];
+setp.eq.s32 %p1, %r1, 16;
+mov.u32 %r2, %tid.x;
+selp.b32 %r3, %r2, 0, %p1;
+ld.param.u64 %rd1, [p];
+st.global.u32 [%rd1], %r3;
+"""
+)
+
+
+def test_a_predicate_read_by_a_per_thread_select_is_p() -> None:
+    """No per-thread SASS instruction but PLOP3 (the UP -> P copy) and HGMMA's scale-d
+    names a UP: ``ISETP.NE.AND P5, PT, R11.reuse, 0x10, PT`` feeds the SEL at sm_80.  A
+    uniform reader (here a uniform select) keeps the compare in UP."""
+    for sm in (80, 90):
+        p = _plan(PRED_FOR_SELECT, sm)
+        assert p.webs["%p1"].file == "P"
+        assert p.webs["%p1"].why.startswith("needs bridges")
+    uniform = PRED_FOR_SELECT.replace(
+        "selp.b32 %r3, %r2, 0, %p1;",
+        "selp.b32 %r4, %r1, 3, %p1;\nsetp.ne.s32 %p2, %r4, 0;\n@%p2 bra done;\nmov.u32 %r3, %r2;",
+    ).replace("ret;", "done:\nret;")
+    for sm in (80, 90):
+        assert _files(uniform, sm)["%p1"] == "UP"
+
+
+WGMMA_HEAD = ".version 8.0\n.target sm_90a\n.address_size 64\n"
+
+# triton/matmul_fp16.sm90a.ptx: a wgmma whose scale-d is a uniform predicate
+PRED_FOR_WGMMA = (
+    WGMMA_HEAD
+    + """.visible .entry k(.param .u64 p, .param .u32 n)
+{
+.reg .b32 %r<8>; .reg .b64 %rd<8>; .reg .pred %p<4>; .reg .f32 %f<8>;
+ld.param.u32 %r1, [n];
+setp.ne.s32 %p1, %r1, 0;
+ld.param.u64 %rd1, [p];
+mov.f32 %f1, 0f00000000;
+mov.f32 %f2, 0f00000000;
+mov.f32 %f3, 0f00000000;
+mov.f32 %f4, 0f00000000;
+wgmma.fence.sync.aligned;
+wgmma.mma_async.sync.aligned.m64n8k16.f32.f16.f16 {%f1, %f2, %f3, %f4}, %rd1, %rd1, %p1, 1, 1, 0, 0;
+wgmma.commit_group.sync.aligned;
+wgmma.wait_group.sync.aligned 0;
+st.global.f32 [%rd1], %f1;
+ret;
+}
+"""
+)
+
+
+def test_a_predicate_read_as_wgmma_scale_d_stays_up() -> None:
+    """HGMMA reads its scale-d predicate from UP (``HGMMA.64x128x16.F32.BF16 R88,
+    gdesc[UR20], RZ, !UPT, gsb0``): a wgmma reader costs the compare no bridge."""
+    p = _plan(PRED_FOR_WGMMA, 90)
+    assert p.webs["%p1"].file == "UP"
+    assert not any(b.reg == "%p1" for b in p.bridges)
+
+
+# cutlass/hopper_mixed_dtype_gemm.sm90a.ptx lines 1855-1871: the pipeline's phase bit,
+# flipped uniformly and read by the mbarrier waits
+PHASE_FOR_WAIT = (
+    WGMMA_HEAD
+    + """.visible .entry k(.param .u64 p, .param .u32 n)
+{
+.reg .b32 %r<12>; .reg .b64 %rd<8>; .reg .pred %p<4>;
+.shared .align 8 .b64 bar;
+ld.param.u32 %r1, [n];
+mov.u32 %r2, bar;
+add.s32 %r3, %r1, 1;
+setp.eq.s32 %p1, %r3, 7;
+selp.u32 %r4, 1, 0, %p1;
+xor.b32 %r5, %r1, %r4;
+waitLoop:
+mbarrier.try_wait.parity.shared::cta.b64 %p2, [%r2], %r5;
+@!%p2 bra waitLoop;
+ret;
+}
+"""
+)
+
+
+def test_the_phase_read_by_an_mbarrier_wait_stays_uniform() -> None:
+    """ptxas keeps the phase bit in UR and copies it into R at the wait (``IMAD.U32 R16,
+    RZ, RZ, UR4 ; SHF.L.U32 R16, R16, 0x1f, RZ ; SYNCS.PHASECHK.TRANS64.TRYWAIT P0,
+    [UR12], R16``): the wait costs the phase no bridge; its address is read from UR."""
+    p = _plan(PHASE_FOR_WAIT, 90)
+    assert p.webs["%r5"].file == "UR"
+    assert p.webs["%r4"].file == "UR"
+    assert p.webs["%p1"].file == "UP"
+    assert not any(b.reg == "%r5" for b in p.bridges)
