@@ -42,8 +42,11 @@ def alive(pid: int) -> bool:
         os.kill(pid, 0)
     except ProcessLookupError:
         return False
-    with open(f"/proc/{pid}/stat") as f:
-        return f.read().split(") ")[1][0] != "Z"
+    try:  # the process may end and be reaped between the kill and the read
+        with open(f"/proc/{pid}/stat") as f:
+            return f.read().split(") ")[1][0] != "Z"
+    except (ProcessLookupError, FileNotFoundError):
+        return False
 
 
 @pytest.fixture
