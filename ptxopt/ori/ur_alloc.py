@@ -270,6 +270,7 @@ class _Ctx:
     slot: dict[int, str] = field(default_factory=dict)  # id(inst) -> _slot_taker
     consts: set[str] = field(default_factory=set)  # webs that are constant operands
     folded: set[int] = field(default_factory=set)  # id(inst) of muls folded into an add
+    nots: set[str] = field(default_factory=set)  # complements computed per-thread
     tolerate_bridges: bool = False
     variables: set[str] = field(default_factory=set)  # multi-valued, read per-thread
     uread: dict[str, bool] = field(default_factory=dict)  # _read_uniformly cache
@@ -419,13 +420,59 @@ def _folded_multiplies(webs: list[Web], ctx: _Ctx) -> set[int]:
         if not (is_mul or is_shl):
             continue
         r = w.uses[0].inst
-        if r.ast.opcode != "add" or ctx.cls[id(r)] != "IADD3" or w.uses[0].slot < 0:
+        if is_shl and _disjoint_or(r, w.name, d):
+            pass  # or of disjoint bits: the same IMAD as an add
+        elif r.ast.opcode != "add" or ctx.cls[id(r)] != "IADD3" or w.uses[0].slot < 0:
             continue
         if not r.defs or all(ctx.div.is_uniform(x) for x in r.defs):
             continue
         if w.name in ctx.varying:
             continue
         out.add(id(d))
+    return out
+
+
+def _int_imm(o: object) -> int | None:
+    return o.value if isinstance(o, Imm) and isinstance(o.value, int) else None
+
+
+def _disjoint_or(r: Inst, name: str, d: Inst) -> bool:
+    """``r`` is an ``or`` of the shift ``d`` (``shl`` by an immediate k, register
+    ``name``) with a value masked below 2^k (``and.b32 %r14, %r12, 127``): the bits
+    are disjoint, so the ``or`` is an add and ptxas fuses the pair into one IMAD
+    (``shl.b32 %r10, %r9, 8; or.b32 %r15, %r10, %r14`` -> ``IMAD R0, R3, 0x100, R0``,
+    triton/cumsum.sm80.ptx lines 35-43 at sm_80 and sm_90, ``%ctaid`` by ``S2R R3``)."""
+    k = _int_imm(d.ast.operands[-1])
+    if r.ast.opcode != "or" or k is None or not 0 < k < 32:
+        return False
+    other = [u for u in r.uses if not (isinstance(u, Value) and u.var == name)]
+    if len(other) != 1 or not isinstance(other[0], Value) or other[0].kind != "inst":
+        return False
+    a = other[0].inst
+    if not isinstance(a, Inst) or a.ast.opcode != "and":
+        return False
+    mask = _int_imm(a.ast.operands[-1])
+    return mask is not None and 0 <= mask < (1 << k)
+
+
+def _per_thread_nots(webs: list[Web], ctx: _Ctx) -> set[str]:
+    """Uniform ``not`` whose every reader is a per-thread ``and``/``or``/``xor``: ptxas
+    computes the complement in R next to its readers, folded into their LOP3 or as a
+    LOP3 of its own (``not.b32 %r1226, %r1225; and.b32 %r1217, %r3218, %r1226`` ->
+    ``LOP3.LUT R10, RZ, R6, RZ, 0x33, !PT``, cub/radix_sort.sm80.ptx line 3697 at
+    sm_80); the shifted mask it complements is read by that per-thread LOP3."""
+    out: set[str] = set()
+    for w in webs:
+        if len(w.defs) != 1 or not w.uses or w.defs[0].ast.opcode != "not":
+            continue
+        if all(
+            u.slot >= 0
+            and u.inst.ast.opcode in ("and", "or", "xor")
+            and bool(u.inst.defs)
+            and not all(ctx.div.is_uniform(x) for x in u.inst.defs)
+            for u in w.uses
+        ):
+            out.add(w.name)
     return out
 
 
@@ -753,6 +800,8 @@ def _eligible(w: Web, ctx: _Ctx) -> str:
         return "written more than once, inside a divergent region"
     if len(w.defs) == 1 and id(w.defs[0]) in ctx.folded:
         return "multiply folded into the per-thread add that reads it (IMAD)"
+    if w.name in ctx.nots:
+        return "complement read only by per-thread logic: a LOP3 beside its readers"
     if _branch_only_compare(w, ctx):
         return "compare read only by branches: ISETP reads the uniform source"
     if _zero_test_branch(w, ctx):
@@ -1528,6 +1577,7 @@ def plan_function(
         default_why = "debug target: ptxas runs no optimisation phase (74 included)"
     elif has_uniform_file(sm):
         ctx.folded = _folded_multiplies(uniform, ctx)
+        ctx.nots = _per_thread_nots(uniform, ctx)
         for w in uniform:
             r = _eligible(w, ctx)
             if r:

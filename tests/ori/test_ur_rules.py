@@ -571,3 +571,66 @@ def test_the_phase_read_by_an_mbarrier_wait_stays_uniform() -> None:
     assert p.webs["%r4"].file == "UR"
     assert p.webs["%p1"].file == "UP"
     assert not any(b.reg == "%r5" for b in p.bridges)
+
+
+# triton/cumsum.sm80.ptx lines 33-43: the block's offset or'ed with a masked thread index
+SHIFT_OR = _kernel(
+    """mov.u32 %r1, %ctaid.x;
+shl.b32 %r2, %r1, 8;
+mov.u32 %r3, %tid.x;
+and.b32 %r4, %r3, 127;
+or.b32 %r5, %r2, %r4;
+ld.param.u64 %rd1, [p];
+mul.wide.s32 %rd2, %r5, 4;
+add.s64 %rd3, %rd1, %rd2;
+st.global.u32 [%rd3], %r5;
+"""
+)
+
+
+def test_a_shift_or_ed_with_disjoint_bits_folds_like_an_add() -> None:
+    """``shl.b32 %r2, %r1, 8; or.b32 %r5, %r2, %r4`` with ``%r4 < 256`` is ``IMAD R0, R3,
+    0x100, R0`` (``%ctaid`` by ``S2R R3``) at sm_80 and sm_90: the shift is no register
+    and the immediate holds the IMAD's slot."""
+    for sm in (80, 90):
+        p = _plan(SHIFT_OR, sm)
+        assert p.webs["%r2"].file == "R"
+        assert p.webs["%r2"].why.startswith("multiply folded")
+    assert _files(SHIFT_OR, 80)["%r1"] == "R"
+    # a mask reaching the shifted bits: the or is no add, the shift stays uniform
+    overlapping = SHIFT_OR.replace("and.b32 %r4, %r3, 127;", "and.b32 %r4, %r3, 511;")
+    assert _files(overlapping, 80)["%r2"] == "UR"
+    # only an or is an add of disjoint bits
+    anded = SHIFT_OR.replace("or.b32 %r5, %r2, %r4;", "and.b32 %r5, %r2, %r4;")
+    assert _files(anded, 80)["%r2"] == "UR"
+
+
+# cub/radix_sort.sm80.ptx lines 3695-3697: the complement of a shifted mask, read by
+# per-thread and
+COMPLEMENT = _kernel(
+    """ld.param.u32 %r1, [n];
+mov.u32 %r2, -1;
+shl.b32 %r3, %r2, %r1;
+not.b32 %r4, %r3;
+mov.u32 %r5, %tid.x;
+and.b32 %r6, %r5, %r4;
+ld.param.u64 %rd1, [p];
+st.global.u32 [%rd1], %r6;
+"""
+)
+
+
+def test_a_complement_read_only_by_per_thread_logic_is_per_thread() -> None:
+    """``not.b32 %r1226, %r1225`` read only by a per-thread ``and`` is ``LOP3.LUT R10,
+    RZ, R6, RZ, 0x33, !PT`` at sm_80: computed in R beside its reader.  A uniform
+    reader keeps it uniform."""
+    p = _plan(COMPLEMENT, 80)
+    assert p.webs["%r4"].file == "R"
+    assert p.webs["%r4"].why.startswith("complement read only by per-thread logic")
+    uniform = COMPLEMENT.replace(
+        "and.b32 %r6, %r5, %r4;", "and.b32 %r7, %r1, %r4;\nand.b32 %r6, %r5, %r7;"
+    )
+    assert _files(uniform, 80)["%r4"] == "UR"
+    # an add reads the complement from its UR slot
+    added = COMPLEMENT.replace("and.b32 %r6, %r5, %r4;", "add.s32 %r6, %r5, %r4;")
+    assert _files(added, 80)["%r4"] == "UR"
