@@ -13,7 +13,8 @@ Eligibility (the five criteria of the spec, in PTX terms):
 3. *Consumers accept UR*: a breadth-first walk over the readers (through ``mov`` copies,
    with an FNV-1a visited set) counts the readers that cannot take the value from UR:
    a per-thread reader whose slot has no UR form, a second UR operand of one per-thread
-   instruction, a guard predicate of anything but a branch.  A uniform reader placed
+   instruction, a uniform predicate read by anything but a branch (as its guard) or a
+   ``wgmma`` (as its scale-d).  A uniform reader placed
    before the definition (a loop-carried read) costs one more (a back reference).
 4. *Excluded operand categories*: a 64-bit web feeding the address of a global or
    generic access is excluded -- unless the kernel's name contains ``cutlass`` (the
