@@ -425,7 +425,7 @@ def _folded_multiplies(webs: list[Web], ctx: _Ctx) -> set[int]:
             pass  # or of disjoint bits: the same IMAD as an add
         elif r.ast.opcode != "add" or ctx.cls[id(r)] != "IADD3" or w.uses[0].slot < 0:
             continue
-        if not r.defs or all(ctx.div.is_uniform(x) for x in r.defs):
+        if not _writes_varying(r, ctx):
             continue
         if w.name in ctx.varying:
             continue
@@ -469,12 +469,16 @@ def _per_thread_nots(webs: list[Web], ctx: _Ctx) -> set[str]:
         if all(
             u.slot >= 0
             and u.inst.ast.opcode in ("and", "or", "xor")
-            and bool(u.inst.defs)
-            and not all(ctx.div.is_uniform(x) for x in u.inst.defs)
+            and _writes_varying(u.inst, ctx)
             for u in w.uses
         ):
             out.add(w.name)
     return out
+
+
+def _writes_varying(r: Inst, ctx: _Ctx) -> bool:
+    """``r`` writes a value the divergence analysis calls varying: a per-thread reader."""
+    return bool(r.defs) and not all(ctx.div.is_uniform(x) for x in r.defs)
 
 
 def _per_thread_add(u: Use, ctx: _Ctx) -> bool:
@@ -482,7 +486,7 @@ def _per_thread_add(u: Use, ctx: _Ctx) -> bool:
     r = u.inst
     if r.ast.opcode != "add" or ctx.cls[id(r)] != "IADD3" or u.slot < 0:
         return False
-    return bool(r.defs) and not all(ctx.div.is_uniform(x) for x in r.defs)
+    return _writes_varying(r, ctx)
 
 
 def _folded_wide(w: Web, d: Inst, ctx: _Ctx) -> bool:

@@ -34,6 +34,14 @@ def _files(text: str, sm: int) -> dict[str, str]:
     return {k: w.file for k, w in _plan(text, sm).webs.items()}
 
 
+def _assert_r_because(text: str, reg: str, why: str, sms: tuple[int, ...] = (80, 90)) -> None:
+    """``reg`` is per-thread at every target of ``sms``, for the reason ``why``."""
+    for sm in sms:
+        w = _plan(text, sm).webs[reg]
+        assert w.file == "R", (sm, w.why)
+        assert w.why.startswith(why), (sm, w.why)
+
+
 # cuda/elementwise.O3.sm75.ptx lines 32-38: the grid-stride index
 FOLDED_WIDE = _kernel(
     """mov.u32 %r1, %ntid.x;
@@ -54,10 +62,7 @@ def test_uniform_wide_multiply_read_by_per_thread_adds_is_folded() -> None:
     """``mul.wide.u32 %rd1, %ctaid, %ntid; add.s64 %rd3, %rd1, %tid`` is one
     ``IMAD.WIDE.U32 R2, R5, c[0x0][0x0], R2`` at sm_80: the product is no register, and
     with %ntid in the IMAD's constant slot %ctaid is read in R (``S2R R5``)."""
-    for sm in (80, 90):
-        p = _plan(FOLDED_WIDE, sm)
-        assert p.webs["%rd1"].file == "R"
-        assert p.webs["%rd1"].why.startswith("multiply folded")
+    _assert_r_because(FOLDED_WIDE, "%rd1", "multiply folded")
     assert _files(FOLDED_WIDE, 80)["%r2"] == "R"
     # a uniform reader keeps the product a UIMAD.WIDE
     uniform = FOLDED_WIDE.replace("add.s64 %rd3, %rd1, %rd2;", "add.s64 %rd3, %rd1, 16;")
@@ -592,10 +597,7 @@ def test_a_shift_or_ed_with_disjoint_bits_folds_like_an_add() -> None:
     """``shl.b32 %r2, %r1, 8; or.b32 %r5, %r2, %r4`` with ``%r4 < 256`` is ``IMAD R0, R3,
     0x100, R0`` (``%ctaid`` by ``S2R R3``) at sm_80 and sm_90: the shift is no register
     and the immediate holds the IMAD's slot."""
-    for sm in (80, 90):
-        p = _plan(SHIFT_OR, sm)
-        assert p.webs["%r2"].file == "R"
-        assert p.webs["%r2"].why.startswith("multiply folded")
+    _assert_r_because(SHIFT_OR, "%r2", "multiply folded")
     assert _files(SHIFT_OR, 80)["%r1"] == "R"
     # a mask reaching the shifted bits: the or is no add, the shift stays uniform
     overlapping = SHIFT_OR.replace("and.b32 %r4, %r3, 127;", "and.b32 %r4, %r3, 511;")
@@ -624,9 +626,7 @@ def test_a_complement_read_only_by_per_thread_logic_is_per_thread() -> None:
     """``not.b32 %r1226, %r1225`` read only by a per-thread ``and`` is ``LOP3.LUT R10,
     RZ, R6, RZ, 0x33, !PT`` at sm_80: computed in R beside its reader.  A uniform
     reader keeps it uniform."""
-    p = _plan(COMPLEMENT, 80)
-    assert p.webs["%r4"].file == "R"
-    assert p.webs["%r4"].why.startswith("complement read only by per-thread logic")
+    _assert_r_because(COMPLEMENT, "%r4", "complement read only by per-thread logic", (80,))
     uniform = COMPLEMENT.replace(
         "and.b32 %r6, %r5, %r4;", "and.b32 %r7, %r1, %r4;\nand.b32 %r6, %r5, %r7;"
     )
