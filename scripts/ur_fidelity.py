@@ -17,6 +17,10 @@ PTX line that writes a register is then judged by what ptxas wrote at that line:
 * ``desc``: only ``R2UR`` into the register pair a ``desc[URx]`` memory operand names
   (the 64-bit memory descriptor moved into UR before each access, which debug
   targets do: their own class, not scored);
+* ``mask``: only a uniform register that nothing but ``BRA.DIV`` reads (the
+  membermask ptxas tests before a warp-synchronous instruction, e.g. ``UMOV UR6,
+  0xffffffff`` for a ``shfl.sync``: its own class, not scored); an ``R2UR P2, URZ,
+  R5`` writes only a predicate;
 * ``R``: only per-thread registers;
 * nothing: the line was folded into another (not scored).
 
@@ -50,6 +54,7 @@ LARGE = 10_000
 _UREG = re.compile(r"^U[RP]\d+$")
 _RREG = re.compile(r"^(R\d+|P\d)$")
 _DESC = re.compile(r"desc\[UR(\d+)\]")
+_UR_NUM = re.compile(r"\bUR(\d+)\b")
 
 
 def _dest_ur(text: str) -> int:
@@ -61,14 +66,47 @@ def sass_verdict(text: str) -> str:
     """'UR', 'ldc', 'R' or '' for one SASS instruction (what its destination is)."""
     op = text.split(None, 1)[0]
     args = text[len(op) :].strip()
-    dest = args.split(",")[0].strip() if args else ""
+    operands = [a.strip() for a in args.split(",")] if args else []
+    dest = operands[0] if operands else ""
     if op.startswith(("ULDC", "LDCU")):
         return "ldc"
+    if op.startswith("BRA"):
+        return ""  # ``BRA.DIV UR6``: the uniform register is read, not written
+    if op.startswith("R2UR") and len(operands) > 1 and operands[1] == "URZ":
+        # ``R2UR P2, URZ, R5``: only the predicate (whether R5 is the same in every
+        # lane) is written, no uniform register
+        return "R" if _RREG.match(dest) else ""
     if _UREG.match(dest) or op.startswith(("R2UR", "S2UR")):
         return "UR"
     if _RREG.match(dest):
         return "R"
     return ""
+
+
+def mask_writes(insts: list[tuple[str, str]]) -> set[int]:
+    """Indices (into ``insts``: one function's SASS in order, each as (guard, text)) of
+    the instructions whose uniform register only ``BRA.DIV`` reads before it is written
+    again: the membermask that ptxas tests before a warp-synchronous instruction
+    (``UMOV UR6, 0xffffffff ; ... ; BRA.DIV UR6`` for a ``shfl.sync``, or ``REDUX.OR
+    UR4, R5`` of a ``vote.sync``'s mask register), not a value of the PTX line the
+    check is attributed to.  A guarded write adds to the writes a read may see."""
+    writers: dict[int, list[int]] = {}  # UR number -> the writes a read there may see
+    by_div: set[int] = set()  # writes BRA.DIV reads
+    other: set[int] = set()  # writes something else reads
+    for i, (guard, text) in enumerate(insts):
+        op = text.split(None, 1)[0]
+        args = text[len(op) :].strip()
+        head = args.split(",")[0].strip()
+        div = op == "BRA.DIV"
+        writes = not div and head.startswith("UR") and _UREG.match(head) is not None
+        body = args[len(head) :] if writes else args
+        for m in _UR_NUM.finditer(body):
+            (by_div if div else other).update(writers.get(int(m.group(1)), ()))
+        if writes:
+            k = int(head[2:])
+            for r in (k, k + 1) if ".64" in op or ".WIDE" in op else (k,):
+                writers[r] = [*writers.get(r, ()), i] if guard else [i]
+    return by_div - other
 
 
 def family(path: str, text: str) -> str:
@@ -119,10 +157,13 @@ def measure_file(  # type: ignore[type-arg]
     at_line: dict[int, list[str]] = defaultdict(list)
     for sf in sass.values():
         desc = {int(m) + k for i in sf.insts for m in _DESC.findall(i.text) for k in (0, 1)}
-        for i in sf.insts:
+        masks = mask_writes([(i.guard, i.text) for i in sf.insts])
+        for n, i in enumerate(sf.insts):
             v = sass_verdict(i.text)
             if v == "UR" and i.text.startswith("R2UR") and _dest_ur(i.text) in desc:
                 v = "desc"  # a memory descriptor moved into UR: not a value of the line
+            elif v == "UR" and n in masks:
+                v = "mask"  # a warp-synchronous instruction's membermask check
             if v:
                 verdict[i.line].add(v)
             at_line[i.line].append(i.text)

@@ -1,0 +1,73 @@
+"""How scripts/ur_fidelity.py judges a SASS instruction: which writes count as "ptxas
+wrote a UR at this line" and which are a class of their own (the membermask that
+ptxas tests before a warp-synchronous instruction, a predicate-only R2UR, a branch
+that reads a UR)."""
+
+from __future__ import annotations
+
+import importlib.util
+import pathlib
+import sys
+
+ROOT = pathlib.Path(__file__).resolve().parents[1]
+_spec = importlib.util.spec_from_file_location("ur_fidelity", ROOT / "scripts/ur_fidelity.py")
+assert _spec is not None and _spec.loader is not None
+uf = importlib.util.module_from_spec(_spec)
+sys.modules["ur_fidelity"] = uf
+_spec.loader.exec_module(uf)
+
+
+def _plain(*texts: str) -> list[tuple[str, str]]:
+    return [("", t) for t in texts]
+
+
+def test_verdicts() -> None:
+    assert uf.sass_verdict("UIADD3 UR4, UR5, 0x1, URZ") == "UR"
+    assert uf.sass_verdict("S2UR UR6, SR_CTAID.X") == "UR"
+    assert uf.sass_verdict("R2UR UR4, R2") == "UR"
+    assert uf.sass_verdict("IADD3 R1, R1, UR4, RZ") == "R"
+    assert uf.sass_verdict("ULDC.64 UR4, c[0x0][0x118]") == "ldc"
+    # BRA.DIV reads the membermask register: nothing is written
+    assert uf.sass_verdict("BRA.DIV UR6, `(.L_x_317)") == ""
+    # R2UR with URZ as its uniform destination writes only the predicate
+    assert uf.sass_verdict("R2UR P2, URZ, R5") == "R"
+
+
+def test_mask_only_read_by_bra_div() -> None:
+    # cub/radix_sort.sm80.ptx line 2156 at sm_90: the shfl.sync's mask, then its check
+    insts = _plain(
+        "UMOV UR6, 0xffffffff",
+        "IADD3 R12, R12, R13, RZ",
+        "BRA.DIV UR6, `(.L_x_317)",
+        "SHFL.UP P1, R6, R12, 0x1, RZ",
+    )
+    assert uf.mask_writes(insts) == {0}
+    # vote.sync with a register mask: REDUX.OR into UR, read only by the check
+    vote = _plain("REDUX.OR UR4, R5", "R2UR P2, URZ, R5", "BRA.DIV UR4, `(.L_x_193)")
+    assert uf.mask_writes(vote) == {0}
+
+
+def test_mask_read_by_anything_else_is_a_value() -> None:
+    insts = _plain("UMOV UR6, 0xffffffff", "BRA.DIV UR6, `(.L_x_1)", "IADD3 R1, R1, UR6, RZ")
+    assert uf.mask_writes(insts) == set()
+    # written again before the second reader: the first write is still only a mask
+    again = _plain(
+        "UMOV UR6, 0xffffffff",
+        "BRA.DIV UR6, `(.L_x_1)",
+        "UMOV UR6, 0x2",
+        "IADD3 R1, R1, UR6, RZ",
+    )
+    assert uf.mask_writes(again) == {0}
+    # ... unless that write is guarded: the reader may still see the first one
+    guarded = [("", "UMOV UR6, 0xffffffff"), ("", "BRA.DIV UR6, `(.L_x_1)")]
+    guarded += [("@P0", "UMOV UR6, 0x2"), ("", "IADD3 R1, R1, UR6, RZ")]
+    assert uf.mask_writes(guarded) == set()
+    # a 64-bit write's high half read elsewhere
+    wide = _plain(
+        "UIMAD.WIDE.U32 UR4, UR8, UR9, URZ",
+        "BRA.DIV UR4, `(.L_x_1)",
+        "IADD3 R1, R1, UR5, RZ",
+    )
+    assert uf.mask_writes(wide) == set()
+    # a write nobody reads is no mask either
+    assert uf.mask_writes(_plain("UMOV UR6, 0x1", "EXIT")) == set()
