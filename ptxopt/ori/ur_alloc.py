@@ -482,11 +482,17 @@ def _writes_varying(r: Inst, ctx: _Ctx) -> bool:
 
 
 def _per_thread_add(u: Use, ctx: _Ctx) -> bool:
-    """``u`` is a register operand of an integer ``add`` whose result is varying."""
+    """``u`` is a register operand of an integer ``add`` whose result is varying, or
+    is a uniform 64-bit base that criterion 4 keeps per-thread (:func:`_offset_base`:
+    ``mul.wide.s32 %rd13, %r36, 4; add.s64 %rd14, %rd7, %rd13`` -> ``IMAD.WIDE R4,
+    R10, R7, c[0x0][0x160]``, triton/layer_norm_fwd.sm80.ptx lines 59-60 at sm_80)."""
     r = u.inst
     if r.ast.opcode != "add" or ctx.cls[id(r)] != "IADD3" or u.slot < 0:
         return False
-    return _writes_varying(r, ctx)
+    if _writes_varying(r, ctx):
+        return True
+    x = None if ctx.cutlass else _def_web(r, ctx)
+    return x is not None and x.width == 2 and _offset_base(x, ctx)
 
 
 def _folded_wide(w: Web, d: Inst, ctx: _Ctx) -> bool:

@@ -429,6 +429,32 @@ def test_a_base_read_by_several_addresses_or_later_stays_uniform() -> None:
             assert _plan(text, sm).webs["%rd3"].why != OFFSET_REASON
 
 
+def test_a_product_fused_into_a_per_thread_base_reads_its_factor_in_r() -> None:
+    """The scaled product of that base is folded into the base's per-thread IMAD.WIDE
+    like a product read by varying adds, so the 32-bit row index is read by an
+    instruction whose one UR/constant slot is taken: ``S2R R6, SR_CTAID.X ; IMAD R10,
+    R6, c[0x0][0x190], RZ ; ... IMAD.WIDE R4, R10, R7, c[0x0][0x160]``
+    (triton/layer_norm_fwd.sm80.ptx lines 41-60 at sm_80; ``S2R R23, SR_CTAID.X ; IMAD
+    R21, R23, UR8, RZ`` in layer_norm_fwd.sm90a.ptx at sm_90).  When the base is not
+    fused (read in a later block) the whole chain stays uniform."""
+    for sm in (75, 80, 90):
+        p = _plan(OFFSET_BASE, sm)
+        assert p.webs["%rd2"].why.startswith("multiply folded into the per-thread add"), sm
+        for k in ("%r3", "%r1"):
+            assert p.webs[k].file == "R" and p.webs[k].why.startswith("needs bridges"), (sm, k)
+    later = OFFSET_BASE.replace(
+        "mov.u32 %r4, %tid.x;", "bra.uni NEXT;\nNEXT:\nmov.u32 %r4, %tid.x;"
+    )
+    for sm in (80, 90):
+        files = _files(later, sm)
+        assert all(files[k] == "UR" for k in ("%r1", "%r3", "%rd2", "%rd3")), (sm, files)
+    # criterion 4 does not hold in a kernel named cutlass: no per-thread base to fuse into
+    mod = lift_module(parse(OFFSET_BASE, "t.ptx"))
+    md = analyze_module(mod)
+    p = plan_function(mod.func("k"), md.funcs["k"], 80, kernel_name="cutlass_k")
+    assert not p.webs["%rd2"].why.startswith("multiply folded"), p.webs["%rd2"].why
+
+
 def _through_address(text: str) -> str:
     """``text`` with every ``ld.param`` of ``p`` / ``n`` read through a register that
     holds the parameter's address (``mov.b64 %pa0, p; add.s64 %pa1, %pa0, 16``), as
