@@ -134,16 +134,97 @@ ret;
 )
 
 
+# the same chain read backwards: %r4 is stored (STG reads no UR), so its sources lose
+# their uniform readers one per attempt -- %r2 (second uniform operand of a per-thread
+# add), then %p1 (a per-thread SEL reads no UP)
+BACKWARD = (
+    HEAD
+    + """.visible .entry k(.param .u64 p)
+{
+.reg .b32 %r<8>; .reg .b64 %rd<4>; .reg .pred %p<4>;
+ld.param.u64 %rd1, [p];
+mov.u32 %r1, %ctaid.x;
+add.s32 %r3, %r1, 3;
+setp.eq.s32 %p1, %r3, 5;
+selp.b32 %r2, 7, 9, %p1;
+add.s32 %r4, %r2, %r1;
+st.global.u32 [%rd1], %r4;
+ret;
+}
+"""
+)
+
+
 def test_bridge_demotion_chain_and_attempts() -> None:
     """%r1 is a shared load (uniform, but LDS has no uniform form): %r2 would need an
-    R2UR bridge and is demoted, and each attempt pushes the demotion one step down the
-    chain; the knob bounds the attempts, what is left over is reported as a bridge."""
-    full = plans(CHAIN, 90, max_attempts=10)
-    assert [full[r] for r in ("%r1", "%r2", "%r3", "%r4", "%r5")] == ["R"] * 5
-    one = plans(CHAIN, 90, max_attempts=1)
-    assert one["%r2"] == "R" and one["%r3"] == "UR"
-    two = plans(CHAIN, 90, max_attempts=2)
-    assert two["%r3"] == "R" and two["%r4"] == "UR"
+    R2UR bridge and is demoted, and since a demotion is seen by the webs costed after
+    it in the same attempt, one attempt takes the whole chain down in program order.
+    A demotion that travels against program order (a reader demoted, then its
+    sources) moves one step per attempt: the knob bounds the attempts, and what is
+    left over is reported as a bridge."""
+    for attempts in (1, 10):
+        f = plans(CHAIN, 90, max_attempts=attempts)
+        assert [f[r] for r in ("%r1", "%r2", "%r3", "%r4", "%r5")] == ["R"] * 5, attempts
+    for sm in (80, 90):
+        steps = [plans(BACKWARD, sm, max_attempts=a) for a in (1, 2, 3, 5)]
+        assert [(f["%r4"], f["%r2"], f["%p1"]) for f in steps] == [
+            ("R", "UR", "UP"),
+            ("R", "R", "UP"),
+            ("R", "R", "P"),
+            ("R", "R", "P"),
+        ], sm
+        assert all(f["%r1"] == f["%r3"] == "UR" for f in steps)
+    mod = lift_module(parse(BACKWARD, "t.ptx"))
+    md = analyze_module(mod)
+    one = plan_function(mod.func("k"), md.funcs["k"], 90, max_attempts=1)
+    assert one.attempts == 1 and any(b.reg == "%r2" for b in one.bridges)
+
+
+# a uniform loop whose value comes back to the loop top through a copy
+# (cutlass/ampere_fmha.sm80.ptx line 226: %r36, read through the copy %r1296 at lines
+# 125-198, is ``UIADD3 UR4, -UR17, UR22, URZ`` at sm_80)
+THROUGH_COPY = (
+    HEAD
+    + """.visible .entry k(.param .u64 p, .param .u32 n)
+{
+.reg .b32 %r<12>; .reg .b64 %rd<4>; .reg .pred %p<4>;
+ld.param.u64 %rd1, [p];
+ld.param.u32 %r9, [n];
+mov.u32 %r1, %r9;
+mov.u32 %r4, 0;
+LOOP:
+add.s32 %r2, %r1, 1;
+add.s32 %r3, %r2, 5;
+mov.u32 %r1, %r3;
+add.s32 %r4, %r4, 1;
+setp.lt.s32 %p1, %r4, %r9;
+@%p1 bra LOOP;
+mov.u32 %r5, %tid.x;
+add.s32 %r6, %r5, %r1;
+st.global.u32 [%rd1], %r6;
+ret;
+}
+"""
+)
+
+
+def test_back_references_count_for_the_web_itself() -> None:
+    """A uniform reader placed before the definition costs a back reference only when
+    it reads the web itself: %r3 reaches the loop top through its copy %r1, whose
+    reader there reads the copy, and stays UR.  A read of %r3 itself at the loop top
+    is one when %r3 is first written below it (demoted), not when an earlier write
+    of %r3 comes first (the definition point is the first write)."""
+    for sm in (80, 90):
+        f = plans(THROUGH_COPY, sm)
+        assert f["%r3"] == f["%r1"] == f["%r2"] == "UR", (sm, f)
+    itself = THROUGH_COPY.replace("mov.u32 %r1, %r9;", "mov.u32 %r3, %r9;").replace(
+        "add.s32 %r2, %r1, 1;", "add.s32 %r2, %r3, 1;"
+    )
+    for sm in (80, 90):
+        assert plans(itself, sm)["%r3"] == "UR"
+    direct = THROUGH_COPY.replace("add.s32 %r2, %r1, 1;", "add.s32 %r2, %r3, 1;")
+    for sm in (80, 90):
+        assert plans(direct, sm)["%r3"] == "R", sm
 
 
 def _many(n: int) -> str:

@@ -14,8 +14,9 @@ Eligibility (the five criteria of the spec, in PTX terms):
    with an FNV-1a visited set) counts the readers that cannot take the value from UR:
    a per-thread reader whose slot has no UR form, a second UR operand of one per-thread
    instruction, a uniform predicate read by anything but a branch (as its guard) or a
-   ``wgmma`` (as its scale-d).  A uniform reader placed
-   before the definition (a loop-carried read) costs one more (a back reference).
+   ``wgmma`` (as its scale-d).  A uniform reader of the web itself placed before
+   its definition (a loop-carried read) costs one more (a back reference); a reader
+   the walk reaches through a copy reads the copy and costs none.
 4. *Excluded operand categories*: a 64-bit web feeding the address of a global or
    generic access is excluded -- unless the kernel's name contains ``cutlass`` (the
    override the spec describes).
@@ -25,8 +26,11 @@ Eligibility (the five criteria of the spec, in PTX terms):
 Cost = 1 + bridges (readers needing R, sources needing R2UR, back references);
 0 = not promotable.  The pass starts from every eligible web, keeps those of cost 1
 (no bridge), then extracts candidates min-cost first against the budgets (63 UR,
-7 UP: interval pressure in program order), and retries: each demotion changes the
-cost of the neighbours, so the loop runs again, at most ``max_attempts`` times
+7 UP: interval pressure in program order), and retries.  The costs of one attempt
+are computed in program order, and a web found to need a bridge leaves UR at once,
+so the webs costed after it see it in R; a demotion that travels against program
+order (from a reader to its sources) needs the next attempt, so the loop runs again,
+at most ``max_attempts`` times
 (default 5, knob ``ConvertToUniformRegMaxAttempts``; ptxas's knob 862).  Demotions the
 last attempt could not propagate stay as R2UR/UR2R bridges in the plan.  An attempt
 computes again only the costs whose inputs changed (:class:`_Costs`); the others, and
@@ -1030,8 +1034,11 @@ def _cost(
                         seen.add(web_id[w.name])
                     if seen.add(web_id[xn]):
                         queue.append(ctx.webs[xn])
-                if p < def_pos:
-                    bridges += 1  # a loop-carried read before the definition
+                if p < def_pos and cur is w:
+                    # a loop-carried read before the definition: of the web itself
+                    # (a reader found through a copy reads the copy, see the
+                    # eighth round in docs/uniform-registers.md)
+                    bridges += 1
                 continue
             if flag:  # a constant operand: it claims the slot
                 if cid not in seen_claims:
@@ -1497,9 +1504,10 @@ class _Costs:
     webs it tests, and of the slot claims it reads (claims are made in program order
     within one attempt).  Each result is kept with what it read; at the next attempt
     (or the final pass) it is reused, and its own claims replayed, when none of the
-    webs it tested was demoted by the attempt before and every claim it reads is as it
-    found it -- so the costs, bridges and claims are exactly those of computing all of
-    them again."""
+    webs it tested was demoted by the attempt before or so far in this one (a result
+    is checked at every attempt, so older demotions were checked before) and every
+    claim it reads is as it found it -- so the costs, bridges and claims are exactly
+    those of computing all of them again."""
 
     __slots__ = ("webs", "ur", "ctx", "changed", "kept")
 
@@ -1507,7 +1515,7 @@ class _Costs:
         self.webs = webs
         self.ur = ur
         self.ctx = ctx
-        self.changed: set[str] = set()  # demoted by the last attempt
+        self.changed: set[str] = set()  # demoted by the last attempt and this one so far
         # web -> (cost, webs tested, claims found, claims left, bridges)
         self.kept: dict[
             str, tuple[int, set[str], dict[int, str | None], dict[int, str], list[Bridge]]
@@ -1607,7 +1615,11 @@ def plan_function(
         claims: dict[int, str] = {}
         order = sorted(ur, key=lambda k: (first[k], k))  # ties: by name, not set order
         for k in order:
-            cost[k] = costs.cost(k, claims)
+            c = cost[k] = costs.cost(k, claims)
+            if c != 1:
+                # demoted at once: the webs costed after it in this attempt see it in R
+                ur.discard(k)
+                costs.changed.add(k)
         demote = {k for k in order if cost[k] != 1}
         # min-cost greedy extraction against the UR / UP budgets, once the costs have
         # settled (an attempt that demotes nothing by cost) or at the last attempt.
