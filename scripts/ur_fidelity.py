@@ -17,6 +17,10 @@ PTX line that writes a register is then judged by what ptxas wrote at that line:
 * ``desc``: only ``R2UR`` into the register pair a ``desc[URx]`` memory operand names
   (the 64-bit memory descriptor moved into UR before each access, which debug
   targets do: their own class, not scored);
+* at a ``wgmma`` line, a ``UMOV`` into the four registers of its ``gdesc[URx]``
+  operand stages its matrix descriptors, an operand (the line's own values are the R
+  accumulators): not scored as UR there; at any other line such a move is the line's
+  value;
 * ``mask``: only a uniform register that nothing but ``BRA.DIV`` reads (the
   membermask ptxas tests before a warp-synchronous instruction, e.g. ``UMOV UR6,
   0xffffffff`` for a ``shfl.sync``: its own class, not scored); an ``R2UR P2, URZ,
@@ -54,6 +58,7 @@ LARGE = 10_000
 _UREG = re.compile(r"^U[RP]\d+$")
 _RREG = re.compile(r"^(R\d+|P\d)$")
 _DESC = re.compile(r"desc\[UR(\d+)\]")
+_GDESC = re.compile(r"\bgdesc\[UR(\d+)\]")  # the A and B descriptors: 4 registers
 _UR_NUM = re.compile(r"\bUR(\d+)\b")
 
 
@@ -109,6 +114,43 @@ def mask_writes(insts: list[tuple[str, str]]) -> set[int]:
     return by_div - other
 
 
+def instruction_verdicts(insts: list[tuple[str, str]]) -> list[str]:
+    """The verdict of every SASS instruction of one function ((guard, text) in order):
+    :func:`sass_verdict`, with the UR writes that are no value of their PTX line told
+    apart -- ``desc`` (an R2UR into a ``desc[URx]`` memory descriptor), ``gdesc`` (a
+    UMOV into the four registers of a ``gdesc[URx]`` wgmma operand, see
+    :func:`line_truth`) and ``mask`` (:func:`mask_writes`)."""
+    desc = {int(m) + k for _, t in insts for m in _DESC.findall(t) for k in (0, 1)}
+    gdesc = {int(m) + k for _, t in insts for m in _GDESC.findall(t) for k in range(4)}
+    masks = mask_writes(insts)
+    out = []
+    for n, (_, text) in enumerate(insts):
+        v = sass_verdict(text)
+        if v == "UR" and text.startswith("R2UR") and _dest_ur(text) in desc:
+            v = "desc"  # a memory descriptor moved into UR: not a value of the line
+        elif v == "UR" and text.startswith("UMOV ") and _dest_ur(text) in gdesc:
+            v = "gdesc"
+        elif v == "UR" and n in masks:
+            v = "mask"  # a warp-synchronous instruction's membermask check
+        out.append(v)
+    return out
+
+
+def line_truth(got: set[str], opcode: str) -> bool | None:
+    """Whether ptxas wrote a UR at a PTX line whose SASS verdicts are ``got`` (None: the
+    line is not scored).  Moves into a wgmma's descriptor registers at the ``wgmma``
+    line itself stage its operands (``UMOV UR21, 0x40000040 ; UMOV UR20, UR12 ;
+    HGMMA.64x32x16.F32.BF16 R88, gdesc[UR20], RZ, !UPT``: the values the line defines
+    are the R accumulators); at any other line such a move is that line's value."""
+    if "gdesc" in got:
+        got = got - {"gdesc"} | (set() if opcode == "wgmma" else {"UR"})
+    if "UR" in got:
+        return True
+    if "R" in got:
+        return False
+    return None
+
+
 def family(path: str, text: str) -> str:
     if re.search(r"^\s*\.target\b[^\n]*\bdebug\b", text, re.M):
         return "debug"
@@ -156,14 +198,8 @@ def measure_file(  # type: ignore[type-arg]
     verdict: dict[int, set[str]] = defaultdict(set)
     at_line: dict[int, list[str]] = defaultdict(list)
     for sf in sass.values():
-        desc = {int(m) + k for i in sf.insts for m in _DESC.findall(i.text) for k in (0, 1)}
-        masks = mask_writes([(i.guard, i.text) for i in sf.insts])
-        for n, i in enumerate(sf.insts):
-            v = sass_verdict(i.text)
-            if v == "UR" and i.text.startswith("R2UR") and _dest_ur(i.text) in desc:
-                v = "desc"  # a memory descriptor moved into UR: not a value of the line
-            elif v == "UR" and n in masks:
-                v = "mask"  # a warp-synchronous instruction's membermask check
+        verdicts = instruction_verdicts([(i.guard, i.text) for i in sf.insts])
+        for i, v in zip(sf.insts, verdicts, strict=True):
             if v:
                 verdict[i.line].add(v)
             at_line[i.line].append(i.text)
@@ -173,7 +209,7 @@ def measure_file(  # type: ignore[type-arg]
     plans = module_plans(mod, md, arch, tolerate_bridges=tolerate)
     model_s = time.perf_counter() - t1
     if count_oracle:
-        ur_lines = {line for line, v in verdict.items() if "UR" in v}
+        ur_lines = {line for line, v in verdict.items() if v & {"UR", "gdesc"}}
         given = module_plans(mod, md, arch, tolerate_bridges=tolerate, ur_lines=ur_lines)
         for p, g in zip(plans, given, strict=True):
             p.ur_count_of_lines = g.ur_count_of_lines
@@ -188,13 +224,10 @@ def measure_file(  # type: ignore[type-arg]
                 if not ins.defs or ins.ast.span is None:
                     continue
                 line = ins.ast.span.line
-                got = verdict.get(line, set())
-                if "UR" in got:
-                    truth = True
-                elif "R" in got:
-                    truth = False
-                else:
+                judged = line_truth(verdict.get(line, set()), ins.ast.opcode)
+                if judged is None:
                     continue
+                truth = judged
                 files = {p.webs[d.var].file for d in ins.defs if d.var in p.webs}
                 pred = bool(files & {"UR", "UP"})
                 base = all(div.is_uniform(d) for d in ins.defs)

@@ -71,3 +71,27 @@ def test_mask_read_by_anything_else_is_a_value() -> None:
     assert uf.mask_writes(wide) == set()
     # a write nobody reads is no mask either
     assert uf.mask_writes(_plain("UMOV UR6, 0x1", "EXIT")) == set()
+
+
+def test_descriptor_moves() -> None:
+    # debug targets: the memory descriptor moved into UR before each access
+    debug = _plain("R2UR UR4, R2", "R2UR UR5, R3", "LDG.E R0, desc[UR4][R6.64]")
+    assert uf.instruction_verdicts(debug) == ["desc", "desc", "R"]
+    # triton/attention_bwd_bf16.sm90a.ptx line 568 at sm_90: the wgmma's descriptors
+    wgmma = _plain(
+        "UMOV UR21, 0x40000040",
+        "UMOV UR20, UR12",
+        "UMOV UR8, UR12",
+        "UIADD3 UR22, UR12, 0x2, URZ",
+        "UMOV UR23, 0x40000040",
+        "UMOV UR24, 0x1",
+        "HGMMA.64x32x16.F32.BF16 R88, gdesc[UR20], RZ, !UPT, gsb0",
+    )
+    assert uf.instruction_verdicts(wgmma) == ["gdesc", "gdesc", "UR", "UR", "gdesc", "UR", "R"]
+    # staging at the wgmma line; a value of any other line
+    assert uf.line_truth({"gdesc", "R"}, "wgmma") is False
+    assert uf.line_truth({"gdesc"}, "wgmma") is None
+    assert uf.line_truth({"gdesc"}, "mov") is True
+    assert uf.line_truth({"UR", "gdesc"}, "wgmma") is True
+    assert uf.line_truth({"ldc", "mask", "desc"}, "add") is None
+    assert uf.line_truth({"R", "mask"}, "add") is False
