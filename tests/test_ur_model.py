@@ -227,6 +227,51 @@ def test_back_references_count_for_the_web_itself() -> None:
         assert plans(direct, sm)["%r3"] == "R", sm
 
 
+# a uniform value that two uniform instructions read and one per-thread mad whose
+# one UR/constant slot the immediate holds (line 14)
+ONE_COPY = (
+    HEAD
+    + """.visible .entry k(.param .u64 p)
+{
+.reg .b32 %r<16>; .reg .b64 %rd<4>; .reg .pred %p<4>;
+ld.param.u64 %rd1, [p];
+mov.u32 %r1, %ctaid.x;
+add.s32 %r2, %r1, 7;
+add.s32 %r3, %r2, 1;
+shl.b32 %r4, %r2, 3;
+add.s32 %r10, %r3, %r4;
+mov.u32 %r5, %tid.x;
+mad.lo.s32 %r6, %r5, 76, %r2;
+setp.lt.s32 %p1, %r10, 100;
+@%p1 bra DONE;
+st.global.u32 [%rd1], %r6;
+DONE:
+ret;
+}
+"""
+)
+
+
+def test_one_copy_for_two_uniform_readers_keeps_ur() -> None:
+    """%r2 needs one copy into R (the per-thread mad) and two uniform instructions read
+    it: it stays UR and the plan reports the copy.  With one uniform reader, or with a
+    second per-thread reader that needs its own copy, it goes to R."""
+    for sm in (80, 90):
+        mod = lift_module(parse(ONE_COPY, "t.ptx"))
+        md = analyze_module(mod)
+        p = plan_function(mod.func("k"), md.funcs["k"], sm)
+        assert p.webs["%r2"].file == "UR", (sm, p.webs["%r2"].why)
+        assert [(b.kind, b.reg, b.line) for b in p.bridges] == [("UR2R", "%r2", 14)]
+    one = ONE_COPY.replace("shl.b32 %r4, %r2, 3;", "shl.b32 %r4, %r1, 3;")
+    two = ONE_COPY.replace(
+        "st.global.u32 [%rd1], %r6;",
+        "mad.lo.s32 %r9, %r5, 12, %r2;\nadd.s32 %r7, %r6, %r9;\nst.global.u32 [%rd1], %r7;",
+    )
+    for text in (one, two):
+        for sm in (80, 90):
+            assert plans(text, sm)["%r2"] == "R", sm
+
+
 def _many(n: int) -> str:
     body = "".join(f"mov.u32 %r{i}, %ctaid.x;\nadd.s32 %r{i}, %r{i}, {i};\n" for i in range(n))
     uses = "".join(f"add.s32 %s, %s, %r{i};\n" for i in range(n))
@@ -596,19 +641,24 @@ TOLERATE = _kernel(
     """mov.u32 %r1, %ctaid.x;
 add.s32 %r2, %r1, 3;
 add.s32 %r3, %r1, 5;
+add.s32 %r8, %r1, 9;
 xor.b32 %r4, %r2, %r3;
+xor.b32 %r4, %r4, %r8;
 ld.param.u64 %rd1, [p];
 mov.u32 %r5, %tid.x;
 mad.lo.s32 %r6, %r1, 4, %r5;
+mad.lo.s32 %r9, %r1, 12, %r5;
 add.s32 %r7, %r6, %r4;
+add.s32 %r7, %r7, %r9;
 st.global.u32 [%rd1], %r7;
 """
 )
 
 
 def test_tolerate_bridges_variant() -> None:
-    """%ctaid has two uniform readers and one reader that needs it in R (the IMAD's
-    slot holds 0x4): strict demotes it, the tolerant variant keeps UR plus a UR2R."""
+    """%ctaid has three uniform readers and two readers that need it in R (each IMAD's
+    slot holds its immediate): strict demotes it (two copies), the tolerant variant
+    keeps UR plus the UR2Rs."""
     assert _plan(TOLERATE, 90).webs["%r1"].file == "R"
     mod = lift_module(parse(TOLERATE, "t.ptx"))
     md = analyze_module(mod)

@@ -24,17 +24,19 @@ Eligibility (the five criteria of the spec, in PTX terms):
    a constant-bank read; a per-thread source needs an R2UR bridge.
 
 Cost = 1 + bridges (readers needing R, sources needing R2UR, back references);
-0 = not promotable.  The pass starts from every eligible web, keeps those of cost 1
-(no bridge), then extracts candidates min-cost first against the budgets (63 UR,
-7 UP: interval pressure in program order), and retries.  The costs of one attempt
-are computed in program order, and a web found to need a bridge leaves UR at once,
-so the webs costed after it see it in R; a demotion that travels against program
-order (from a reader to its sources) needs the next attempt, so the loop runs again,
-at most ``max_attempts`` times
-(default 5, knob ``ConvertToUniformRegMaxAttempts``; ptxas's knob 862).  Demotions the
-last attempt could not propagate stay as R2UR/UR2R bridges in the plan.  An attempt
-computes again only the costs whose inputs changed (:class:`_Costs`); the others, and
-their slot claims, are reused, with the same result as computing them all.
+0 = not promotable.  A web that needs no R2UR and whose uniform readers outnumber
+its bridges costs 1 when it is written more than once or when its one bridge is a
+single copy into R (see :func:`_cost`).  The pass starts from every eligible web,
+keeps those of cost 1 (no bridge), then extracts candidates min-cost first against
+the budgets (63 UR, 7 UP: interval pressure in program order), and retries.  The
+costs of one attempt are computed in program order, and a web found to need a bridge
+leaves UR at once, so the webs costed after it see it in R; a demotion that travels
+against program order (from a reader to its sources) needs the next attempt, so the
+loop runs again, at most ``max_attempts`` times (default 5, knob
+``ConvertToUniformRegMaxAttempts``; ptxas's knob 862).  Demotions the last attempt
+could not propagate stay as R2UR/UR2R bridges in the plan.  An attempt computes again
+only the costs whose inputs changed (:class:`_Costs`); the others, and their slot
+claims, are reused, with the same result as computing them all.
 """
 
 from __future__ import annotations
@@ -1081,10 +1083,18 @@ def _cost(
         bridges += 1  # read only by per-thread instructions: computed in R directly
     if ctx.tolerate_bridges and bridges and uniform_readers > bridges:
         return 1  # the variant that lets uniform readers outvote the bridges
-    if len(w.defs) > 1 and not r2ur and uniform_readers > bridges:
+    if not r2ur and uniform_readers > bridges and (len(w.defs) > 1 or bridges == 1):
         # a web written more than once (a loop-carried value) whose uniform readers
         # outnumber its per-thread ones: ptxas keeps it in UR and copies it to R once
-        # (``IMAD.U32 R42, RZ, RZ, UR5``, cub/histogram.sm80.ptx line 6645 at sm_80)
+        # (``IMAD.U32 R42, RZ, RZ, UR5``, cub/histogram.sm80.ptx line 6645 at sm_80).
+        # Likewise a web that at least two uniform instructions read and whose one
+        # bridge would be a single copy into R: the extraction commits promotable
+        # candidates cheapest first, and demoting it would start a cascade through
+        # its uniform readers (cutlass/ampere_fmha.sm80.ptx: %rd9, the zero-extended
+        # %ctaid.z of line 74, charged one copy for the per-thread mad of line 198,
+        # took the batch offsets of lines 80-118 to R; ptxas computes all of them in
+        # UR -- ``UIMAD UR4, UR20, UR4, UR21`` for that mad, ``UIMAD.WIDE.U32 UR30,
+        # UR20, UR8, URZ`` for line 102; docs/uniform-registers.md, eighth round)
         return 1
     return 1 + bridges
 
