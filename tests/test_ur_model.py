@@ -253,9 +253,11 @@ ret;
 
 
 def test_one_copy_for_two_uniform_readers_keeps_ur() -> None:
-    """%r2 needs one copy into R (the per-thread mad) and two uniform instructions read
-    it: it stays UR and the plan reports the copy.  With one uniform reader, or with a
-    second per-thread reader that needs its own copy, it goes to R."""
+    """The single-copy rule's mechanics: %r2 needs one copy into R (the per-thread mad)
+    and two uniform instructions read it, so it stays UR and the plan reports the
+    copy; with one uniform reader, or with a second per-thread reader that needs its
+    own copy, it goes to R.  (ptxas itself computes this small kernel entirely in R;
+    the rule's evidence is cutlass/ampere_fmha.sm80.ptx, see docs/uniform-registers.md.)"""
     for sm in (80, 90):
         mod = lift_module(parse(ONE_COPY, "t.ptx"))
         md = analyze_module(mod)
