@@ -23,20 +23,20 @@ Eligibility (the five criteria of the spec, in PTX terms):
 5. *Bridge feasibility*: every register source of every write must itself be in UR or
    a constant-bank read; a per-thread source needs an R2UR bridge.
 
-Cost = 1 + bridges (readers needing R, sources needing R2UR, back references);
-0 = not promotable.  A web that needs no R2UR and whose uniform readers outnumber
-its bridges costs 1 when it is written more than once or when its one bridge is a
-single copy into R (see :func:`_cost`).  The pass starts from every eligible web,
-keeps those of cost 1 (no bridge), then extracts candidates min-cost first against
-the budgets (63 UR, 7 UP: interval pressure in program order), and retries.  The
-costs of one attempt are computed in program order, and a web found to need a bridge
-leaves UR at once, so the webs costed after it see it in R; a demotion that travels
-against program order (from a reader to its sources) needs the next attempt, so the
-loop runs again, at most ``max_attempts`` times (default 5, knob
+Cost = 1 + bridges (readers needing R, sources needing R2UR, back references); 0 =
+not promotable.  A web that needs no R2UR and whose uniform readers outnumber its
+bridges costs 1 when it is written more than once or when it has one bridge only (a
+copy into R or a back reference; see :func:`_cost`).  The pass starts from every
+eligible web, keeps those of cost 1 (no bridge), then extracts candidates min-cost
+first against the budgets (63 UR, 7 UP: interval pressure in program order), and
+retries.  The costs of one attempt are computed in program order, and a web found to
+need a bridge leaves UR at once, so the webs costed after it see it in R; a demotion
+that travels against program order (from a reader to its sources) needs the next
+attempt, so the loop runs again, at most ``max_attempts`` times (default 5, knob
 ``ConvertToUniformRegMaxAttempts``; ptxas's knob 862).  Demotions the last attempt
-could not propagate stay as R2UR/UR2R bridges in the plan.  An attempt computes again
-only the costs whose inputs changed (:class:`_Costs`); the others, and their slot
-claims, are reused, with the same result as computing them all.
+could not propagate stay as R2UR/UR2R bridges in the plan.  An attempt computes
+again only the costs whose inputs changed (:class:`_Costs`); the others, and their
+slot claims, are reused, with the same result as computing them all.
 """
 
 from __future__ import annotations
@@ -1088,7 +1088,8 @@ def _cost(
         # outnumber its per-thread ones: ptxas keeps it in UR and copies it to R once
         # (``IMAD.U32 R42, RZ, RZ, UR5``, cub/histogram.sm80.ptx line 6645 at sm_80).
         # Likewise a web that at least two uniform instructions read and whose one
-        # bridge would be a single copy into R: the extraction commits promotable
+        # bridge would be a single copy into R (or one back reference, which is
+        # counted the same way): the extraction commits promotable
         # candidates cheapest first, and demoting it would start a cascade through
         # its uniform readers (cutlass/ampere_fmha.sm80.ptx: %rd9, the zero-extended
         # %ctaid.z of line 74, charged one copy for the per-thread mad of line 198,
