@@ -99,16 +99,13 @@ def mask_writes(insts: list[tuple[str, str]]) -> set[int]:
     by_div: set[int] = set()  # writes BRA.DIV reads
     other: set[int] = set()  # writes something else reads
     for i, (guard, text) in enumerate(insts):
-        op = text.split(None, 1)[0]
-        args = text[len(op) :].strip()
-        head = args.split(",")[0].strip()
+        op, _, args = text.partition(" ")
         div = op == "BRA.DIV"
-        writes = not div and head.startswith("UR") and _UREG.match(head) is not None
-        body = args[len(head) :] if writes else args
+        k = -1 if div else _dest_ur(text)  # the UR written, if any
+        body = args.partition(",")[2] if k >= 0 else args
         for m in _UR_NUM.finditer(body):
             (by_div if div else other).update(writers.get(int(m.group(1)), ()))
-        if writes:
-            k = int(head[2:])
+        if k >= 0:
             for r in (k, k + 1) if ".64" in op or ".WIDE" in op else (k,):
                 writers[r] = [*writers.get(r, ()), i] if guard else [i]
     return by_div - other
@@ -224,10 +221,9 @@ def measure_file(  # type: ignore[type-arg]
                 if not ins.defs or ins.ast.span is None:
                     continue
                 line = ins.ast.span.line
-                judged = line_truth(verdict.get(line, set()), ins.ast.opcode)
-                if judged is None:
+                truth = line_truth(verdict.get(line, set()), ins.ast.opcode)
+                if truth is None:
                     continue
-                truth = judged
                 files = {p.webs[d.var].file for d in ins.defs if d.var in p.webs}
                 pred = bool(files & {"UR", "UP"})
                 base = all(div.is_uniform(d) for d in ins.defs)
