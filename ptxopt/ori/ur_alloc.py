@@ -41,7 +41,7 @@ slot claims, are reused, with the same result as computing them all.
 
 from __future__ import annotations
 
-from collections.abc import ItemsView, Iterable, Iterator, Mapping, ValuesView
+from collections.abc import Callable, ItemsView, Iterable, Iterator, Mapping, ValuesView
 from dataclasses import dataclass, field
 from itertools import filterfalse
 
@@ -253,6 +253,9 @@ class FuncPlan:
     # the count model applied to the webs written at the ``ur_lines`` of
     # :func:`plan_function` (a study of the count alone); -1 when none were given
     ur_count_of_lines: int = -1
+    # per callee: the URs of this function live across one of its calls (the memory
+    # descriptor; see with_callees)
+    live_across: dict[str, int] = field(default_factory=dict)
     attempts: int = 0
     budget_demoted: int = 0
     converted: int = 0
@@ -1393,8 +1396,44 @@ def _descriptor(ctx: _Ctx, debug: bool) -> list[tuple[int, int, int]]:
     first = next((p for p, i in enumerate(insts) if memory(i)), None)
     if first is None:
         return []
+    if not debug and ctx.sm >= 90 and ctx.func.ast.kind != ".entry":
+        staged = _staged_descriptor(ctx, memory)
+        if staged:
+            return staged
     last = next(p for p in range(len(insts) - 1, first - 1, -1) if memory(insts[p]))
     return [(first, last, 2 if debug else 1)]
+
+
+def _staged_descriptor(ctx: _Ctx, memory: Callable[[Inst], bool]) -> list[tuple[int, int, int]]:
+    """The descriptor of a called function (``.func``, sm_90) with a global or generic
+    access inside a loop: ptxas hoists it out of the loop into an R pair (``LDC.64 R14,
+    c[0x0][0x208]``) and copies it into a UR pair before the accesses (``R2UR UR8, R14;
+    R2UR UR9, R15; LDG.E R5, desc[UR8][R10.64]``), one pair per access of a block, all
+    copied ahead of the first (``desc[UR8]`` .. ``desc[UR14]`` for the four loads of
+    ``g_scramble`` in cuda/control.O3.sm90.ptx ``_Z8mix_hashji``, line 73; a block of
+    24 independent loads names 24 pairs, UR6-UR53), while the accesses of a loop that
+    ptxas unrolls share one.  An entry keeps the descriptor in UR (``ULDC.64``), and so
+    does a ``.func`` without such a loop: what :func:`_descriptor` counts then.  One
+    range per block with accesses, from its first access to its last, two registers
+    per access.  Empty when no access is in a loop."""
+    func = ctx.func
+    succs = [[s.index for s in b.succs] for b in func.blocks]
+    comp = tarjan_scc(succs).comp_of
+    size: dict[int, int] = {}
+    for c in comp:
+        size[c] = size.get(c, 0) + 1
+    pos = ctx.pos
+    looped = False
+    out: list[tuple[int, int, int]] = []
+    for b in func.blocks:
+        points = [pos[id(i)] for i in b.insts if memory(i)]
+        if not points:
+            continue
+        c = comp[b.index]
+        if (c >= 0 and size[c] > 1) or b.index in succs[b.index]:
+            looped = True
+        out.append((points[0], points[-1], 2 * len(points)))
+    return out if looped else []
 
 
 def _aggregated_atomics(ctx: _Ctx, varying: set[str]) -> list[tuple[int, int, int]]:
@@ -1468,6 +1507,18 @@ def _pressure(ws: list[Web], ctx: _Ctx, ranges: Iterable[tuple[int, int, int]] =
     return best
 
 
+def _call_points(ctx: _Ctx) -> dict[int, str]:
+    """Program point -> called function, for every direct ``call``."""
+    out: dict[int, str] = {}
+    for p, ins in enumerate(ctx.insts):
+        if ins.ast.opcode == "call":
+            for o in ins.ast.operands:
+                if isinstance(o, Sym):
+                    out[p] = o.name
+                    break
+    return out
+
+
 def with_callees(funcs: list[Func], plans: list[FuncPlan]) -> None:
     """A function's UR count is at least that of every function it calls, directly or
     not (``plans[i]`` is the plan of ``funcs[i]``; both counts are raised in place).
@@ -1503,7 +1554,8 @@ def with_callees(funcs: list[Func], plans: list[FuncPlan]) -> None:
             for i in members:
                 for c in calls[i]:
                     if comp[c] != comp[i]:
-                        best = max(best, getattr(plans[c], attr))
+                        held = plans[i].live_across.get(funcs[c].name, 0)
+                        best = max(best, held + getattr(plans[c], attr))
             for i in members:
                 setattr(plans[i], attr, best)
 
@@ -1715,8 +1767,13 @@ def plan_function(
     points = _constant_points(ur, ctx, claims, loops)
     points += _window_temporaries(ur, ctx)
     if has_uniform_file(sm):
-        points += _descriptor(ctx, debug)
+        desc = _descriptor(ctx, debug)
+        points += desc
         points += _aggregated_atomics(ctx, sc.varying)
+        if not debug:  # a debug target moves the descriptor in before each access
+            for p, callee in _call_points(ctx).items():
+                held = sum(w for lo, hi, w in desc if lo < p < hi)
+                plan.live_across[callee] = max(plan.live_across.get(callee, 0), held)
     plan.ur_count = _pressure(ur_ws, ctx, points)
     if ur_lines is not None:
         given = [

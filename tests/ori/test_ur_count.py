@@ -293,6 +293,75 @@ def test_kernel_count_takes_in_the_functions_it_calls() -> None:
     assert plans == {"h": 4, "k": 4}  # ptxas: 3
 
 
+def _staged(loads: int, loop: bool = True, held: bool = False, target: str = "sm_90") -> str:
+    """A kernel calling ``f`` twice; ``f`` loads ``loads`` words through its pointer
+    argument in one block and, with ``loop``, one more in a loop.  ``held``: the kernel
+    loads before the calls and stores between and after them, so its descriptor is
+    live across the second call."""
+    words = "".join(f"ld.global.u32 %r{10 + i}, [%rd1+{4 * i}];\n" for i in range(loads))
+    mix = "".join(f"xor.b32 %r5, %r5, %r{10 + i};\n" for i in range(loads))
+    body = (
+        "and.b32 %r6, %r5, 12;\ncvt.u64.u32 %rd2, %r6;\nadd.s64 %rd3, %rd1, %rd2;\n"
+        "ld.global.u32 %r7, [%rd3];\nadd.s32 %r5, %r5, %r7;\n"
+    )
+    tail = (
+        "LOOP:\n" + mix + body + "add.s32 %r2, %r2, -1;\nsetp.ne.s32 %p2, %r2, 0;\n@%p2 bra LOOP;\n"
+        if loop
+        else mix
+    )
+    call = (
+        "{{\n.param .b64 p0; .param .b32 p1; .param .b32 r0;\nst.param.b64 [p0], %rd2;\n"
+        "st.param.b32 [p1], %r{a};\ncall.uni (r0), f, (p0, p1);\nld.param.b32 %r{b}, [r0];\n}}\n"
+    )
+    return (
+        f".version 8.0\n.target {target}\n.address_size 64\n"
+        ".func (.param .b32 ret) f(.param .b64 p, .param .b32 q)\n{\n"
+        ".reg .pred %p<4>; .reg .b32 %r<40>; .reg .b64 %rd<8>;\n"
+        "ld.param.u64 %rd1, [p];\nld.param.u32 %r2, [q];\nsetp.lt.s32 %p1, %r2, 1;\n"
+        "mov.u32 %r5, 0;\n@%p1 bra DONE;\n" + words + tail + "DONE:\n"
+        "st.param.b32 [ret], %r5;\nret;\n}\n"
+        ".visible .entry k(.param .u64 a, .param .u32 b)\n{\n"
+        ".reg .b32 %r<4>; .reg .b64 %rd<4>;\n"
+        "ld.param.u64 %rd1, [a];\ncvta.to.global.u64 %rd2, %rd1;\nmov.u32 %r1, %tid.x;\n"
+        "mul.wide.u32 %rd3, %r1, 4;\nadd.s64 %rd2, %rd2, %rd3;\n"
+        + ("ld.global.u32 %r1, [%rd2];\n" if held else "")
+        + call.format(a=1, b=2)
+        + ("st.global.u32 [%rd2+4], %r2;\n" if held else "")
+        + call.format(a=2, b=3)
+        + "st.global.u32 [%rd2], %r3;\nret;\n}\n"
+    )
+
+
+def _counts(text: str, arch: str) -> dict[str, int]:
+    from ptxopt.ori.report import module_plans
+
+    mod = lift_module(parse(text, "t.ptx"))
+    return {p.name: p.ur_count for p in module_plans(mod, analyze_module(mod), arch)}
+
+
+def test_called_function_with_a_loop_copies_the_descriptor_before_each_access() -> None:
+    # sm_90: ``LDC.64 R16, c[0x0][0x208]`` hoisted out of the loop, then ``R2UR UR6,
+    # R16; R2UR UR7, R17`` ... ``R2UR UR12, R16; R2UR UR13, R17`` ahead of the four
+    # ``LDG.E desc[UR6]`` .. ``desc[UR12]``; the kernel's own descriptor is UR4
+    assert _counts(_staged(4), "sm_90") == {"f": 8, "k": 8}  # ptxas: 9 (UR4, UR6-UR13)
+    # one pair per access, however many: eight loads name UR6-UR21
+    assert _counts(_staged(8), "sm_90") == {"f": 16, "k": 16}  # ptxas: 17
+    # the loop's one load, unrolled by ptxas, reuses a single pair
+    assert _counts(_staged(0), "sm_90") == {"f": 2, "k": 2}  # ptxas: 3 (UR4, UR6-UR7)
+    # without a loop ``f`` reads the descriptor by ``ULDC.64 UR4``, as an entry does
+    assert _counts(_staged(4, loop=False), "sm_90") == {"f": 1, "k": 2}  # ptxas: 2
+    # sm_80 names no descriptor register in the access: ``ULDC.64 UR6, c[0x0][0x118]``
+    assert _counts(_staged(4, target="sm_80"), "sm_80") == {"f": 1, "k": 1}  # ptxas: 2
+
+
+def test_descriptor_live_across_a_call_adds_to_the_callee() -> None:
+    # the kernel's ``ULDC.64 UR4, c[0x0][0x208]`` serves the load before the calls and
+    # the stores between and after them, so ``f`` keeps off UR4-UR5 and names
+    # UR6-UR13: 9 names in all, the callee's 8 on top of the kernel's 1
+    assert _counts(_staged(4, held=True), "sm_90") == {"f": 8, "k": 9}  # ptxas: 9
+    assert _counts(_staged(4, held=True, target="sm_80"), "sm_80") == {"f": 1, "k": 2}  # ptxas: 2
+
+
 def test_atomics_with_unread_results_at_a_uniform_address_are_aggregated_in_ur() -> None:
     body = BOUNDS.replace("DONE:\n", "") + (
         "ld.param.u64 %rd5, [q];\ncvta.to.global.u64 %rd6, %rd5;\n"
