@@ -1508,31 +1508,30 @@ def _pressure(ws: list[Web], ctx: _Ctx, ranges: Iterable[tuple[int, int, int]] =
 
 
 def _call_points(ctx: _Ctx) -> dict[int, str]:
-    """Program point -> called function, for every direct ``call``."""
-    out: dict[int, str] = {}
-    for p, ins in enumerate(ctx.insts):
-        if ins.ast.opcode == "call":
-            for o in ins.ast.operands:
-                if isinstance(o, Sym):
-                    out[p] = o.name
-                    break
-    return out
+    """Program point -> called function, for every direct ``call`` (the call sites the
+    divergence analysis listed)."""
+    pos = ctx.pos
+    return {pos[id(s.inst)]: s.callee for s in ctx.div.sites if s.callee is not None}
 
 
 def with_callees(funcs: list[Func], plans: list[FuncPlan]) -> None:
     """A function's UR count is at least that of every function it calls, directly or
-    not (``plans[i]`` is the plan of ``funcs[i]``; both counts are raised in place).
-    ptxas does not inline a ``.func`` that is called from several places at -O0, and
-    the kernel's SASS, whose UR names the count is compared with, holds the callee's
-    code: cuda/control.O0.sm90.ptx ``collatz`` (calls ``_Z8mix_hashji``) at sm_90
-    names UR4-UR7 itself (``ULDC.64 UR4, c[0x0][0x208]`` for the descriptor,
-    ``ULDC.64 UR6, c[0x0][0x218]`` at line 344) and UR6-UR9 in the callee's loop
-    (``ULDC.64 UR6, c[0x4][0x8]`` at line 133 for ``g_scramble``, the descriptor moved
-    in by ``R2UR UR8, R10; R2UR UR9, R11`` at line 134): 6 names, the kernel's own 3
-    and the callee's 4.  The maximum, not the sum: the callee reuses the caller's
-    names where their ranges do not meet (UR6 above).  A worklist over the call graph,
-    each function's callees merged once after theirs (linear in the functions and
-    calls; a recursive cycle is one set)."""
+    not, plus the registers it holds across the call (``plans[i]`` is the plan of
+    ``funcs[i]``; both counts are raised in place).  ptxas does not inline a ``.func``
+    that is called from several places, and the kernel's SASS, whose UR names the
+    count is compared with, holds the callee's code: cuda/control.O0.sm90.ptx
+    ``collatz`` (calls ``_Z8mix_hashji``) at sm_90 names UR4-UR7 itself (``ULDC.64
+    UR4, c[0x0][0x208]`` for the descriptor, ``ULDC.64 UR6, c[0x0][0x218]`` at line
+    344) and UR6-UR9 in the callee's loop (``ULDC.64 UR6, c[0x4][0x8]`` at line 133 for
+    ``g_scramble``, the descriptor moved in by ``R2UR UR8, R10; R2UR UR9, R11`` at
+    line 134): 6 names.  The callee reuses the caller's names where their ranges do not
+    meet (UR6 above), but not a register live across the call: the descriptor, which
+    the kernel reads before and after it, keeps the callee off UR4-UR5
+    (``FuncPlan.live_across``; in cuda/control.O3.sm90.ptx the callee names UR6-UR15).
+    So the count is the maximum of the function's own and, per callee, what it holds
+    across a call plus the callee's count.  A worklist over the call graph, each
+    function's callees merged once after theirs (linear in the functions and calls; a
+    recursive cycle is one set)."""
     index = {f.name: i for i, f in enumerate(funcs)}
     calls: list[set[int]] = []
     for f in funcs:
