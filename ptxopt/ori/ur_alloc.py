@@ -289,6 +289,7 @@ class _Ctx:
     srcs: dict[str, list[tuple[str, int]]] = field(default_factory=dict)  # _sources cache
     first: dict[str, int] = field(default_factory=dict)  # candidate -> first write's point
     addr_regs: set[str] | None = None  # _address_registers (lazy)
+    spin: bool | None = None  # _unsynced_spin (lazy)
 
 
 def _line(inst: Inst) -> int:
@@ -725,10 +726,14 @@ def _kept_shuffle(d: Inst, ctx: _Ctx) -> bool:
 
 def _wide_multiply(d: Inst, ctx: _Ctx) -> bool:
     """A 64-bit ``mul``/``mad`` (not ``.wide``) both of whose factors are full 64-bit
-    registers: ptxas expands it into per-thread ``IMAD.WIDE.U32`` / ``IMAD.X`` steps
-    even when every value is uniform (``cutlass/hopper_fp8_gemm.sm90a.ptx`` lines 643
-    and 659).  A factor zero- or sign-extended from 32 bits (``cvt.u64.u32``) makes it
-    one ``UIMAD.WIDE.U32`` (``cuda/elementwise.O3.sm75.ptx`` line 44 at sm_80)."""
+    registers.  In a kernel whose lanes rejoin unsynchronised after a spin loop
+    (:func:`_unsynced_spin`) ptxas expands it into per-thread ``IMAD.WIDE.U32`` /
+    ``IMAD.X`` steps even when every value is uniform (``cutlass/hopper_fp8_gemm.sm90a.ptx``
+    lines 643 and 659); elsewhere it is a ``UIMAD.WIDE.U32`` sequence like any uniform
+    product (the FastDivmod ``mul.hi.u64`` of ``hopper_mixed_dtype_gemm``'s
+    mixed-input kernels, line 6105).  A factor zero- or sign-extended from 32 bits
+    (``cvt.u64.u32``) makes it one ``UIMAD.WIDE.U32`` (``cuda/elementwise.O3.sm75.ptx``
+    line 44 at sm_80)."""
     if ctx.cls[id(d)] != "IMAD" or ".wide" in d.ast.mods:
         return False
     if d.info is None or d.info.type is None or not d.info.type.endswith("64"):
@@ -782,6 +787,116 @@ def _divergent_blocks(ctx: _Ctx) -> set[int]:
     return ctx.divregion
 
 
+_SYNC_OPS = ("bar.warp.sync", "setmaxnreg")
+_AFTER_SPIN = "in a kernel whose lanes rejoin unsynchronised after a spin loop"
+
+
+def _spin_source(d: Inst) -> bool:
+    if d.ast.opcode == "mbarrier":
+        return "try_wait" in d.ast.name or "test_wait" in d.ast.name
+    return d.ast.opcode in ("ld", "ldu") and any(
+        m in d.ast.mods for m in (".volatile", ".acquire", ".relaxed")
+    )
+
+
+def _condition_from(term: Inst, found: Callable[[Value], bool], depth: int) -> bool:
+    """Some value within ``depth`` definitions of the branch condition of ``term``
+    (through every operand, guards included) satisfies ``found``."""
+    work = [(term.pred, depth)]
+    seen: set[int] = set()
+    while work:
+        v, k = work.pop()
+        if v is None or v.id in seen:
+            continue
+        seen.add(v.id)
+        if found(v):
+            return True
+        if k > 1 and v.kind == "inst" and isinstance(v.inst, Inst):
+            work.extend((u, k - 1) for u in v.inst.operand_values())
+    return False
+
+
+def _spin_value(v: Value) -> bool:
+    """Written by a read of memory another thread may change: a ``mbarrier.try_wait`` /
+    ``test_wait`` result, a volatile, relaxed or acquire load."""
+    return v.kind == "inst" and isinstance(v.inst, Inst) and _spin_source(v.inst)
+
+
+def _lane_value(v: Value) -> bool:
+    """Picks lanes of a warp: an ``elect.sync`` result or ``%laneid``."""
+    if v.kind == "special":
+        return v.var.startswith("%laneid")
+    return v.kind == "inst" and isinstance(v.inst, Inst) and v.inst.ast.opcode == "elect"
+
+
+def _unsynced_spin(ctx: _Ctx) -> bool:
+    """The function has a branch that picks lanes of the warp (on an ``elect.sync``
+    result or ``%laneid``) around a loop of its region that spins on memory -- the
+    loop's exit depends on a ``mbarrier.try_wait`` result or a volatile load -- where
+    the lanes rejoin inside a loop around the region (the warp runs the rejoined code
+    again) with no ``bar.warp.sync`` (or ``setmaxnreg``) at the rejoin.  ptxas then
+    keeps 64 x 64-bit products and ``%cluster_ctaid`` per-thread in the whole kernel:
+    the producer's elected lane waiting on the pipeline in cutlass/hopper_fp8_gemm.sm90a.ptx
+    (``elect.sync`` at line 767, rejoin at line 840); one ``bar.warp.sync -1`` there
+    makes its tile scheduler uniform.  Computed once per function, linear in the sizes
+    of the lane-picked regions.  See docs/uniform-registers.md, "Ninth round"."""
+    if ctx.spin is None:
+        ctx.spin = False
+        func = ctx.func
+        regions = ctx.div.regions
+        if regions:
+            blocks = func.blocks
+            succs = [[s.index for s in b.succs] for b in blocks]
+            comp = tarjan_scc(succs).comp_of
+            for br, region in regions.items():
+                head = blocks[br].terminator
+                if head is None or not _condition_from(head, _lane_value, 4):
+                    continue
+                inside = set(region)
+                # the loops of the region itself: cycles of the blocks inside it
+                local = {b: i for i, b in enumerate(region)}
+                sub = [[local[s] for s in succs[b] if s in local] for b in region]
+                cyc = tarjan_scc(sub).comp_of
+                size: dict[int, int] = {}
+                for c in cyc:
+                    size[c] = size.get(c, 0) + 1
+                spin = False
+                for i, b in enumerate(region):
+                    looped = size[cyc[i]] > 1 or i in sub[i]
+                    term = blocks[b].terminator
+                    if looped and term is not None and _condition_from(term, _spin_value, 3):
+                        spin = True
+                        break
+                if not spin:
+                    continue
+                exits = {s for b in region for s in succs[b] if s not in inside and s != br}
+                # the warp meets the rejoined code again only in a loop around the
+                # region (lanes that return from the region never rejoin)
+                cb = comp[br]
+                rejoin = [s for s in exits if cb >= 0 and comp[s] == cb]
+                if rejoin and not any(
+                    i.ast.name.startswith(_SYNC_OPS) for s in rejoin for i in blocks[s].insts
+                ):
+                    ctx.spin = True
+                    break
+    return ctx.spin
+
+
+def _cluster_ctaid(d: Inst) -> bool:
+    """``mov %r, %cluster_ctaid.*``: ptxas derives it from ``SR_CTAID`` by per-thread
+    float arithmetic (``S2R R8, SR_CTAID.Y; I2FP.F32.U32 R5, R8; FMUL R12, R5, UR4;
+    F2I.U32.TRUNC.NTZ``, cutlass/hopper_fp8_gemm.sm90a.ptx line 270 at sm_90), so the
+    value starts in R; a kernel in UR mode copies it to UR (``R2UR UR16, R2``,
+    cutlass/hopper_mixed_dtype_gemm.sm90a.ptx line 6114), one whose lanes rejoin
+    unsynchronised after a spin (:func:`_unsynced_spin`) does not."""
+    ops = d.ast.operands
+    return (
+        d.ast.opcode == "mov"
+        and len(ops) > 1
+        and str(getattr(ops[1], "name", "")).startswith("%cluster_ctaid")
+    )
+
+
 def _written_apart(w: Web, ctx: _Ctx) -> bool:
     """``w`` is written more than once and one of its writes lies in a divergent region
     (:func:`_divergent_blocks`).  ptxas keeps such a register per-thread even when
@@ -810,8 +925,10 @@ def _eligible(w: Web, ctx: _Ctx) -> str:
             continue
         if uniform_form(c, ctx.sm) is None:
             return f"{c} has no uniform form on sm_{ctx.sm}"
-        if _wide_multiply(d, ctx):
-            return "64 x 64-bit multiply: a per-thread IMAD.WIDE sequence"
+        if c == "S2R" and _cluster_ctaid(d) and _unsynced_spin(ctx):
+            return f"%cluster_ctaid computed per-thread {_AFTER_SPIN}"
+        if _wide_multiply(d, ctx) and _unsynced_spin(ctx):
+            return f"64 x 64-bit multiply: per-thread IMAD.WIDE {_AFTER_SPIN}"
         if len(d.defs) > 1 and c not in ("IMAD", "IADD3", "LDC", "ISETP", "MOV"):
             return f"{c} writes several registers"
     if w.width > 2:
