@@ -572,8 +572,37 @@ def _slot_taker(c: Inst, ctx: _Ctx) -> str:
     else:
         if len(regs) >= 2 and any(isinstance(o, Imm) and o.value != 0 for o in c.ast.operands):
             taker = "<immediate>"
+        elif _lop3_immediate(c, regs):
+            taker = "<immediate>"
     ctx.slot[id(c)] = taker
     return taker
+
+
+_LOGIC = ("and", "or", "xor")
+
+
+def _lop3_immediate(c: Inst, regs: list[Value]) -> bool:
+    """``c`` is an ``and``/``or``/``xor`` of two registers one of which is, in the same
+    block, an ``and``/``or``/``xor`` of a register and an immediate: ptxas fuses the
+    pair into one three-input LOP3 whose immediate holds the UR/constant slot
+    (``or.b32 %r5, %r4, 30; or.b32 %r9, %r5, %r2`` -> ``LOP3.LUT R5, R0, 0x1e, R5,
+    0xfe, !PT``), so a uniform source of ``c`` is read from R: ``%r2 = %ctaid << 6`` is
+    ``S2R R0; IMAD.SHL.U32 R0, R0, 0x40, RZ`` there at sm_80 and sm_90, and ``S2UR UR4;
+    USHF.L.U32 UR4, UR4, 0x6, URZ; LOP3.LUT R5, R0, UR4, RZ, 0xfc, !PT`` without the
+    inner immediate (``triton/matmul_fp16.sm80.ptx`` lines 709-718: ``LOP3.LUT R36, R3,
+    0x1e, R5, 0xfe, !PT`` for ``or.b32 %r567, %r21, %r23``).  All-ones and zero masks
+    fold away and take no slot."""
+    if c.ast.opcode not in _LOGIC or len(regs) != 2:
+        return False
+    if c.info is not None and c.info.type == ".pred":
+        return False  # PLOP3 of predicates: no immediate operand
+    for v in regs:
+        d = v.inst if v.kind == "inst" and isinstance(v.inst, Inst) else None
+        if d is None or d.ast.opcode not in _LOGIC or d.block is not c.block:
+            continue
+        if any(isinstance(o, Imm) and o.value not in (0, -1) for o in d.ast.operands):
+            return True
+    return False
 
 
 def _branch_only_compare(w: Web, ctx: _Ctx) -> bool:

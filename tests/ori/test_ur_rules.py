@@ -625,12 +625,14 @@ def test_a_shift_or_ed_with_disjoint_bits_folds_like_an_add() -> None:
     and the immediate holds the IMAD's slot."""
     _assert_r_because(SHIFT_OR, "%r2", "multiply folded")
     assert _files(SHIFT_OR, 80)["%r1"] == "R"
-    # a mask reaching the shifted bits: the or is no add, the shift stays uniform
+    # a mask reaching the shifted bits: the or is no add, so no IMAD; the mask and the
+    # or fuse into one LOP3 whose immediate holds the slot, and the shift is computed
+    # per-thread anyway (``S2R R0; SHF.L.U32 R0, R0, 0x8, RZ; LOP3.LUT R5, R0, 0x1ff,
+    # R5, 0xf8, !PT`` at sm_80 and sm_90)
     overlapping = SHIFT_OR.replace("and.b32 %r4, %r3, 127;", "and.b32 %r4, %r3, 511;")
-    assert _files(overlapping, 80)["%r2"] == "UR"
-    # only an or is an add of disjoint bits
-    anded = SHIFT_OR.replace("or.b32 %r5, %r2, %r4;", "and.b32 %r5, %r2, %r4;")
-    assert _files(anded, 80)["%r2"] == "UR"
+    for sm in (80, 90):
+        w = _plan(overlapping, sm).webs["%r2"]
+        assert w.file == "R" and not w.why.startswith("multiply folded"), (sm, w.why)
 
 
 # cub/radix_sort.sm80.ptx lines 3695-3697: the complement of a shifted mask, read by
@@ -660,3 +662,33 @@ def test_a_complement_read_only_by_per_thread_logic_is_per_thread() -> None:
     # an add reads the complement from its UR slot
     added = COMPLEMENT.replace("and.b32 %r6, %r5, %r4;", "add.s32 %r6, %r5, %r4;")
     assert _files(added, 80)["%r4"] == "UR"
+
+
+def _lop3_kernel(reader: str) -> str:
+    return _kernel(
+        "ld.param.u64 %rd1, [p];\nmov.u32 %r1, %ctaid.x;\nshl.b32 %r2, %r1, 6;\n"
+        "mov.u32 %r3, %tid.x;\nshr.u32 %r4, %r3, 3;\n"
+        + reader
+        + "cvta.to.global.u64 %rd2, %rd1;\nmul.wide.u32 %rd3, %r3, 4;\n"
+        "add.s64 %rd4, %rd2, %rd3;\nst.global.u32 [%rd4], %r9;\n"
+    )
+
+
+def test_an_inner_logic_immediate_takes_the_slot_of_the_fused_lop3() -> None:
+    # ``or.b32 %r5, %r4, 30; or.b32 %r9, %r5, %r2`` is one ``LOP3.LUT R5, R0, 0x1e, R5,
+    # 0xfe, !PT`` at sm_80 and sm_90, with %r2 = ``IMAD.SHL.U32 R0, R0, 0x40, RZ`` (S2R)
+    fused = _lop3_kernel("or.b32 %r5, %r4, 30;\nor.b32 %r9, %r5, %r2;\n")
+    for sm in (80, 90):
+        w = _plan(fused, sm).webs["%r2"]
+        assert w.file == "R" and w.why.startswith("needs bridges"), (sm, w.why)
+    # the same with xor (``LOP3.LUT R5, R0, 0x1e, R5, 0x96, !PT``)
+    xor = _lop3_kernel("xor.b32 %r5, %r4, 30;\nxor.b32 %r9, %r5, %r2;\n")
+    assert _files(xor, 90)["%r2"] == "R"
+    # without the inner immediate: ``S2UR UR4; USHF.L.U32 UR4, UR4, 0x6, URZ;
+    # LOP3.LUT R5, R0, UR4, RZ, 0xfc, !PT``
+    plain = _lop3_kernel("or.b32 %r9, %r4, %r2;\n")
+    assert _files(plain, 80)["%r2"] == "UR" and _files(plain, 90)["%r2"] == "UR"
+    # an all-ones mask folds away (``and %r5, %r4, -1`` is %r4): no immediate left,
+    # ``S2UR UR4; USHF.L.U32 UR4, UR4, 0x6, URZ; LOP3.LUT R5, R0, UR4, RZ, 0xfc, !PT``
+    ones = _lop3_kernel("and.b32 %r5, %r4, -1;\nor.b32 %r9, %r5, %r2;\n")
+    assert _files(ones, 90)["%r2"] == "UR"
