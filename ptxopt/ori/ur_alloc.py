@@ -876,7 +876,7 @@ def _unsynced_spin(ctx: _Ctx) -> bool:
         if regions:
             blocks = func.blocks
             succs = [[s.index for s in b.succs] for b in blocks]
-            comp = tarjan_scc(succs).comp_of
+            comp: list[int] | None = None  # the function's loops, once one is needed
             for br, region in regions.items():
                 head = blocks[br].terminator
                 if head is None or not _condition_from(head, _lane_value, 4):
@@ -901,6 +901,8 @@ def _unsynced_spin(ctx: _Ctx) -> bool:
                 exits = {s for b in region for s in succs[b] if s not in inside and s != br}
                 # the warp meets the rejoined code again only in a loop around the
                 # region (lanes that return from the region never rejoin)
+                if comp is None:
+                    comp = tarjan_scc(succs).comp_of
                 cb = comp[br]
                 rejoin = [s for s in exits if cb >= 0 and comp[s] == cb]
                 if rejoin and not any(
