@@ -1,6 +1,6 @@
 """Kernels whose lanes rejoin unsynchronised after a spin loop (ptxopt/ori/ur_alloc.py,
-``_unsynced_spin``): at sm_90 ptxas keeps their 64 x 64-bit multiplies and
-``%cluster_ctaid`` per-thread, and puts them in UR elsewhere.  The expectations come
+``_unsynced_spin``): ptxas keeps their 64 x 64-bit multiplies and ``%cluster_ctaid``
+per-thread, and puts them in UR elsewhere.  The expectations come
 from ptxas 13.0.88 SASS of these kernels (``nvdisasm -c``), quoted next to each one;
 docs/uniform-registers.md, "Ninth round", has the experiments behind the rule."""
 
@@ -100,7 +100,9 @@ def test_outside_a_loop_the_warp_never_meets_the_rejoined_code_again() -> None:
     # no tile loop (the multiply runs once, before the region): ``UIMAD.WIDE.U32 UR4``
     straight = _tile_kernel().replace("@%p3 bra TILE;\n", "")
     assert _plans(straight)["k"].webs["%rd5"].file == "UR"
-    # the picked lanes wait and return: they never rejoin
+    # the picked lanes wait and return: they never rejoin (the loop goes on without
+    # them, so the divergence analysis calls the multiply varying; ptxas computes it
+    # per-thread too, ``IMAD.WIDE.U32 R4``), and the rule is not what decides
     gone = _tile_kernel().replace("@!%p2 bra SPIN;\n", "@!%p2 bra SPIN;\nret;\n")
     assert SPIN not in _plans(gone)["k"].webs["%rd5"].why
 
