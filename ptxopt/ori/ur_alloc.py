@@ -290,6 +290,7 @@ class _Ctx:
     first: dict[str, int] = field(default_factory=dict)  # candidate -> first write's point
     addr_regs: set[str] | None = None  # _address_registers (lazy)
     spin: bool | None = None  # _unsynced_spin (lazy)
+    block_loops: tuple[list[int], list[bool]] | None = None  # _block_loops (lazy)
 
 
 def _line(inst: Inst) -> int:
@@ -858,6 +859,23 @@ def _lane_value(v: Value) -> bool:
     return v.kind == "inst" and isinstance(v.inst, Inst) and v.inst.ast.opcode == "elect"
 
 
+def _cycles(succs: list[list[int]]) -> tuple[list[int], list[bool]]:
+    """The strongly connected component of each node of a graph and whether the node
+    lies on a cycle (a component of several nodes, or an edge to itself)."""
+    comp = tarjan_scc(succs).comp_of
+    size: dict[int, int] = {}
+    for c in comp:
+        size[c] = size.get(c, 0) + 1
+    return comp, [size[c] > 1 or i in succs[i] for i, c in enumerate(comp)]
+
+
+def _block_loops(ctx: _Ctx) -> tuple[list[int], list[bool]]:
+    """:func:`_cycles` of the function's control-flow graph (once per function)."""
+    if ctx.block_loops is None:
+        ctx.block_loops = _cycles([[s.index for s in b.succs] for b in ctx.func.blocks])
+    return ctx.block_loops
+
+
 def _unsynced_spin(ctx: _Ctx) -> bool:
     """The function has a branch that picks lanes of the warp (on an ``elect.sync``
     result or ``%laneid``) around a loop of its region that spins on memory -- the
@@ -875,8 +893,6 @@ def _unsynced_spin(ctx: _Ctx) -> bool:
         regions = ctx.div.regions
         if regions:
             blocks = func.blocks
-            succs = [[s.index for s in b.succs] for b in blocks]
-            comp: list[int] | None = None  # the function's loops, once one is needed
             for br, region in regions.items():
                 head = blocks[br].terminator
                 if head is None or not _condition_from(head, _lane_value, 4):
@@ -884,27 +900,26 @@ def _unsynced_spin(ctx: _Ctx) -> bool:
                 inside = set(region)
                 # the loops of the region itself: cycles of the blocks inside it
                 local = {b: i for i, b in enumerate(region)}
-                sub = [[local[s] for s in succs[b] if s in local] for b in region]
-                cyc = tarjan_scc(sub).comp_of
-                size: dict[int, int] = {}
-                for c in cyc:
-                    size[c] = size.get(c, 0) + 1
-                spin = False
-                for i, b in enumerate(region):
-                    looped = size[cyc[i]] > 1 or i in sub[i]
-                    term = blocks[b].terminator
-                    if looped and term is not None and _condition_from(term, _spin_value, 3):
-                        spin = True
-                        break
-                if not spin:
+                sub = [
+                    [local[s.index] for s in blocks[b].succs if s.index in local] for b in region
+                ]
+                cyclic = _cycles(sub)[1]
+                if not any(
+                    cyclic[i]
+                    and (term := blocks[b].terminator) is not None
+                    and _condition_from(term, _spin_value, 3)
+                    for i, b in enumerate(region)
+                ):
                     continue
-                exits = {s for b in region for s in succs[b] if s not in inside and s != br}
                 # the warp meets the rejoined code again only in a loop around the
                 # region (lanes that return from the region never rejoin)
-                if comp is None:
-                    comp = tarjan_scc(succs).comp_of
-                cb = comp[br]
-                rejoin = [s for s in exits if cb >= 0 and comp[s] == cb]
+                comp = _block_loops(ctx)[0]
+                rejoin = {
+                    s.index
+                    for b in region
+                    for s in blocks[b].succs
+                    if s.index not in inside and s.index != br and comp[s.index] == comp[br] >= 0
+                }
                 if rejoin and not any(
                     i.ast.name.startswith(_SYNC_OPS) for s in rejoin for i in blocks[s].insts
                 ):
@@ -1564,22 +1579,15 @@ def _staged_descriptor(ctx: _Ctx, memory: Callable[[Inst], bool]) -> list[tuple[
     does a ``.func`` without such a loop: what :func:`_descriptor` counts then.  One
     range per block with accesses, from its first access to its last, two registers
     per access.  Empty when no access is in a loop."""
-    func = ctx.func
-    succs = [[s.index for s in b.succs] for b in func.blocks]
-    comp = tarjan_scc(succs).comp_of
-    size: dict[int, int] = {}
-    for c in comp:
-        size[c] = size.get(c, 0) + 1
+    cyclic = _block_loops(ctx)[1]
     pos = ctx.pos
     looped = False
     out: list[tuple[int, int, int]] = []
-    for b in func.blocks:
+    for b in ctx.func.blocks:
         points = [pos[id(i)] for i in b.insts if memory(i)]
         if not points:
             continue
-        c = comp[b.index]
-        if (c >= 0 and size[c] > 1) or b.index in succs[b.index]:
-            looped = True
+        looped = looped or cyclic[b.index]
         out.append((points[0], points[-1], 2 * len(points)))
     return out if looped else []
 
