@@ -2,6 +2,7 @@
 
 Run ``python scripts/ur_fidelity.py [--only SUBSTRING] [--skip-large] [--targets sm_80,sm_90]
 [--misses N] [--cache DIR] [--tolerate-bridges] [--miss-list FILE] [--count-list FILE]
+[--kernel-list FILE]
 [--count-oracle]``
 (``--cache`` keeps ptxas/nvdisasm results between runs: the large files take minutes to
 assemble).
@@ -216,6 +217,7 @@ def measure_file(  # type: ignore[type-arg]
     lines = text.splitlines()
     for f, p in zip(mod.funcs, plans, strict=True):
         div = md.funcs[f.name]
+        own: Counter = Counter()  # type: ignore[type-arg]
         for b in f.blocks:
             for ins in b.insts:
                 if not ins.defs or ins.ast.span is None:
@@ -227,6 +229,7 @@ def measure_file(  # type: ignore[type-arg]
                 files = {p.webs[d.var].file for d in ins.defs if d.var in p.webs}
                 pred = bool(files & {"UR", "UP"})
                 base = all(div.is_uniform(d) for d in ins.defs)
+                own[(pred, truth)] += 1
                 for key in ((tgt, fam), (tgt, "ALL")):
                     stats["model"][key][(pred, truth)] += 1
                     stats["base"][key][(base, truth)] += 1
@@ -244,6 +247,8 @@ def measure_file(  # type: ignore[type-arg]
                         stats["examples"][(cls, ins.ast.opcode, why)].append(
                             f"{path}:{line} {lines[line - 1].strip()[:60]}"
                         )
+        _, _, tp, fp, fn = pr(own)
+        stats["kernel_rows"].append(f"{tgt}\t{fam}\t{path}\t{f.name}\t{tp}\t{fp}\t{fn}")
         sf = sass.get(f.name)
         if sf is not None and f.ast.kind == ".entry":
             urs = sf.registers("UR")
@@ -281,6 +286,11 @@ def main() -> None:
         "of ptxas's UR set (with --count-oracle; -1 otherwise)",
     )
     ap.add_argument(
+        "--kernel-list",
+        default="",
+        help="write per function: target, family, file, function, tp, fp, fn",
+    )
+    ap.add_argument(
         "--count-oracle",
         action="store_true",
         help="also count the webs ptxas put in UR (its UR lines) with the model's count: "
@@ -302,6 +312,7 @@ def main() -> None:
         "model": defaultdict(Counter), "base": defaultdict(Counter), "miss": Counter(),
         "examples": defaultdict(list), "counts": defaultdict(list), "timing": [], "failed": [],
         "miss_rows": [], "count_rows": [], "oracle_counts": defaultdict(list),
+        "kernel_rows": [],
     }  # fmt: skip
     for f in manifest["files"]:
         path = f["path"]
@@ -371,6 +382,11 @@ def main() -> None:
         pathlib.Path(args.count_list).write_text(
             "target\tfamily\tfile\tfunction\tpredicted\tptxas\tdiff\tptxas_top\n"
             + "".join(r + "\n" for r in stats["count_rows"])
+        )
+    if args.kernel_list:
+        pathlib.Path(args.kernel_list).write_text(
+            "target\tfamily\tfile\tfunction\ttp\tfp\tfn\n"
+            + "".join(r + "\n" for r in stats["kernel_rows"])
         )
     if stats["failed"]:
         print("\nptxas rejected:", stats["failed"])

@@ -9,6 +9,8 @@ import importlib.util
 import pathlib
 import sys
 
+import pytest
+
 ROOT = pathlib.Path(__file__).resolve().parents[1]
 _spec = importlib.util.spec_from_file_location("ur_fidelity", ROOT / "scripts/ur_fidelity.py")
 assert _spec is not None and _spec.loader is not None
@@ -95,3 +97,33 @@ def test_descriptor_moves() -> None:
     assert uf.line_truth({"UR", "gdesc"}, "wgmma") is True
     assert uf.line_truth({"ldc", "mask", "desc"}, "add") is None
     assert uf.line_truth({"R", "mask"}, "add") is False
+
+
+def _stats() -> dict:  # type: ignore[type-arg]
+    from collections import Counter, defaultdict
+
+    return {
+        "model": defaultdict(Counter), "base": defaultdict(Counter), "miss": Counter(),
+        "examples": defaultdict(list), "counts": defaultdict(list), "timing": [], "failed": [],
+        "miss_rows": [], "count_rows": [], "oracle_counts": defaultdict(list),
+        "kernel_rows": [],
+    }  # fmt: skip
+
+
+@pytest.mark.skipif(
+    uf.find_ptxas() is None or uf.find_nvdisasm() is None, reason="needs ptxas and nvdisasm"
+)
+def test_kernel_rows_add_up_to_the_target_totals() -> None:
+    """``--kernel-list``: one row per function, whose tp/fp/fn sum to the target's."""
+    path = "cuda/atomics.O3.sm75.ptx"
+    text = (ROOT / "tests/corpus" / path).read_text()
+    stats = _stats()
+    uf.measure_file(path, text, "sm_80", stats)
+    rows = [r.split("\t") for r in stats["kernel_rows"]]
+    names = [r[3] for r in rows]
+    assert "sum_last_block" in names and "histogram" in names
+    assert len(names) == len(set(names)) == text.count(".entry ")
+    assert all(r[0] == "sm_80" and r[2] == path for r in rows)
+    _, _, tp, fp, fn = uf.pr(stats["model"][("sm_80", "ALL")])
+    assert tp > 0
+    assert [sum(int(r[k]) for r in rows) for k in (4, 5, 6)] == [tp, fp, fn]
