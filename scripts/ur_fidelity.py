@@ -262,6 +262,16 @@ def measure_file(  # type: ignore[type-arg]
                 stats["oracle_counts"][(tgt, fam)].append((p.ur_count_of_lines, len(urs)))
 
 
+def new_stats() -> dict:  # type: ignore[type-arg]
+    """The tallies :func:`measure_file` adds to."""
+    return {
+        "model": defaultdict(Counter), "base": defaultdict(Counter), "miss": Counter(),
+        "examples": defaultdict(list), "counts": defaultdict(list), "timing": [], "failed": [],
+        "miss_rows": [], "count_rows": [], "oracle_counts": defaultdict(list),
+        "kernel_rows": [],
+    }  # fmt: skip
+
+
 def pr(c: Counter) -> tuple[float, float, int, int, int]:  # type: ignore[type-arg]
     tp, fp, fn = c[(True, True)], c[(True, False)], c[(False, True)]
     return tp / max(1, tp + fp), tp / max(1, tp + fn), tp, fp, fn
@@ -308,12 +318,7 @@ def main() -> None:
         raise SystemExit("this study needs ptxas 13.0.88 and nvdisasm")
     manifest = json.loads((ROOT / "tests/corpus/manifest.json").read_text())
     want = args.targets.split(",")
-    stats: dict = {  # type: ignore[type-arg]
-        "model": defaultdict(Counter), "base": defaultdict(Counter), "miss": Counter(),
-        "examples": defaultdict(list), "counts": defaultdict(list), "timing": [], "failed": [],
-        "miss_rows": [], "count_rows": [], "oracle_counts": defaultdict(list),
-        "kernel_rows": [],
-    }  # fmt: skip
+    stats = new_stats()
     for f in manifest["files"]:
         path = f["path"]
         if args.only not in path or (args.skip_large and f["lines"] > LARGE):

@@ -99,17 +99,6 @@ def test_descriptor_moves() -> None:
     assert uf.line_truth({"R", "mask"}, "add") is False
 
 
-def _stats() -> dict:  # type: ignore[type-arg]
-    from collections import Counter, defaultdict
-
-    return {
-        "model": defaultdict(Counter), "base": defaultdict(Counter), "miss": Counter(),
-        "examples": defaultdict(list), "counts": defaultdict(list), "timing": [], "failed": [],
-        "miss_rows": [], "count_rows": [], "oracle_counts": defaultdict(list),
-        "kernel_rows": [],
-    }  # fmt: skip
-
-
 @pytest.mark.skipif(
     uf.find_ptxas() is None or uf.find_nvdisasm() is None, reason="needs ptxas and nvdisasm"
 )
@@ -117,7 +106,7 @@ def test_kernel_rows_add_up_to_the_target_totals() -> None:
     """``--kernel-list``: one row per function, whose tp/fp/fn sum to the target's."""
     path = "cuda/atomics.O3.sm75.ptx"
     text = (ROOT / "tests/corpus" / path).read_text()
-    stats = _stats()
+    stats = uf.new_stats()
     uf.measure_file(path, text, "sm_80", stats)
     rows = [r.split("\t") for r in stats["kernel_rows"]]
     names = [r[3] for r in rows]
