@@ -13,7 +13,9 @@ For every corpus file of at least 1,000 lines, side by side in one run (best of
 * ``native``: the native client (``ptxopt-ptxas --ptxopt-make-client``, no Python
   start-up) with the same server; left out when no C compiler builds it;
 * ``hook``: the in-process Triton hook's work (:func:`ptxopt.triton.optimize_ptx`) on
-  the file, in this process: no start-up.
+  the file, best of ``--repeat`` in one long-lived process of the interpreter the
+  other columns use (with ``--venv`` the installed package, compiled front end
+  included): no start-up.
 
 Each column is the added time divided by ptxas's time; the summary gives the
 geometric mean, the maximum, and the maximum over files where ptxas needs >= 0.1 s.
@@ -34,6 +36,7 @@ from __future__ import annotations
 
 import argparse
 import compileall
+import json
 import math
 import os
 import re
@@ -70,6 +73,41 @@ def target_of(text: str) -> tuple[str, bool]:
     m = re.search(r"^\s*\.target\s+([^\n]+)", text, re.M)
     parts = [p.strip() for p in (m.group(1) if m else "sm_80").split(",")]
     return parts[0], "debug" in parts
+
+
+# the in-process columns (hook, -p none throughput) run by the interpreter the
+# processes use: with --venv, the installed (compiled) package, not this checkout
+_IN_PROCESS = """
+import json, sys, time
+from ptxopt.driver import optimize
+from ptxopt.triton import optimize_ptx
+from ptxopt.accel import build_name
+passes, repeat, arch_of = sys.argv[1], int(sys.argv[2]), json.loads(sys.argv[3])
+out = {"build": build_name(), "hook": {}, "none": {}}
+for path, arch in arch_of.items():
+    text = open(path, encoding="latin-1").read()
+    best = float("inf")
+    for _ in range(repeat):
+        t = time.perf_counter()
+        optimize_ptx(text, passes, [], arch)
+        best = min(best, time.perf_counter() - t)
+    out["hook"][path] = best
+    t = time.perf_counter()
+    optimize(text, path, [])
+    out["none"][path] = time.perf_counter() - t
+print(json.dumps(out))
+"""
+
+
+def in_process(
+    files: list[tuple[Path, str]], passes: str, repeat: int, env: dict[str, str]
+) -> dict[str, object]:
+    """Per file: the hook's best time and one ``-p none`` round trip, measured in one
+    process of :data:`PYTHON` (see :data:`_IN_PROCESS`)."""
+    arch_of = {str(p): target_of(text)[0] for p, text in files}
+    cmd = [PYTHON, "-c", _IN_PROCESS, passes, str(repeat), json.dumps(arch_of)]
+    done = subprocess.run(cmd, env=env, capture_output=True, text=True, check=True)
+    return json.loads(done.stdout)  # type: ignore[no-any-return]
 
 
 def geomean(xs: list[float]) -> float:
@@ -132,6 +170,8 @@ def main() -> int:
         install = [PYTHON, "-m", "pip", "install", "-q", "--disable-pip-version-check", str(ROOT)]
         subprocess.run(install, check=True)
         print(f"processes: {PYTHON} (ptxopt installed from {ROOT})")
+        # `python -m`/`-c` would put the working directory (often this checkout) first
+        env["PYTHONSAFEPATH"] = "1"
     else:
         env["PYTHONPATH"] = str(ROOT) + os.pathsep + env.get("PYTHONPATH", "")
     env.pop("PYTHONDONTWRITEBYTECODE", None)
@@ -163,10 +203,11 @@ def measure(
     cold: dict[str, str],
     dropin: Path,
 ) -> int:
-    from ptxopt.driver import optimize
-    from ptxopt.triton import optimize_ptx
-
     print(f"pipeline: -p {args.passes}")
+    inproc = in_process(files, args.passes, args.repeat, env)
+    hook_of: dict[str, float] = inproc["hook"]  # type: ignore[assignment]
+    none_of: dict[str, float] = inproc["none"]  # type: ignore[assignment]
+    print(f"in-process columns: {PYTHON} ({inproc['build']})")
     t_opt, t_py = startup(env, max(args.repeat, 5), tmp)
     print(
         f"start-up: ptxopt opt -p none on a 100-line file {t_opt:.3f} s "
@@ -224,14 +265,8 @@ def measure(
         t_cold = fastest["drop-in"]
         t_res = fastest["resident"]
         t_nat = fastest.get("native", math.nan)
-        best = math.inf
-        for _ in range(args.repeat):
-            t = time.perf_counter()
-            optimize_ptx(text, args.passes, [], arch)
-            best = min(best, time.perf_counter() - t)
-        t = time.perf_counter()
-        optimize(text, str(p), [])
-        none_time += time.perf_counter() - t
+        best = hook_of[str(p)]
+        none_time += none_of[str(p)]
         lines_total += text.count("\n")
         # a run minus ptxas's own that comes out at or below zero is lost in ptxas's
         # run-to-run variation: left out of the summary (as "-"), not counted as 0

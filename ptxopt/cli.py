@@ -226,12 +226,22 @@ class _Parser(argparse.ArgumentParser):
         super().__init__(*args, **kwargs)  # type: ignore[arg-type]
 
 
+class _Version(argparse.Action):
+    """``--version``: the version and whether the front end runs compiled."""
+
+    def __call__(self, parser: argparse.ArgumentParser, *args: object) -> None:
+        from ptxopt.accel import build_name
+
+        print(f"ptxopt {__version__} ({build_name()})")
+        parser.exit()
+
+
 def build_parser(extra_commands: Sequence[str] = ()) -> argparse.ArgumentParser:
     parser = _Parser(
         prog="ptxopt",
         description="A warp-aware PTX middle-end: parse, lift to SSA, analyze, optimize, print.",
     )
-    parser.add_argument("--version", action="version", version=f"ptxopt {__version__}")
+    parser.add_argument("--version", action=_Version, nargs=0, help="show the version and build")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
     sub.required = True
 

@@ -612,57 +612,58 @@ def test_a_valid_shape_does_not_hide_an_invalid_one(name: str, body: str, messag
     assert exc.value.span is not None and exc.value.span.line == bad_line
 
 
-def _count_checks(monkeypatch: pytest.MonkeyPatch) -> list[str]:
-    """The opcodes fully checked from now on, with the process-wide shape caches
-    emptied."""
+def _empty_caches(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The process-wide shape caches emptied (restored after the test)."""
     from ptxopt.ptx import validate as v
 
     monkeypatch.setattr(v, "_SHAPES", {})
     monkeypatch.setattr(v, "_MATCH_CACHE", {})
-    checked: list[str] = []
-    real = v.Validator.checked_instr
 
-    def counting(self: v.Validator, ins: object, scope: object) -> None:
-        checked.append(str(getattr(ins, "opcode", "")))
-        real(self, ins, scope)  # type: ignore[arg-type]
 
-    monkeypatch.setattr(v.Validator, "checked_instr", counting)
-    return checked
+def _checked(text: str, name: str, error: str | None = None) -> list[str]:
+    """The opcodes the validator checks in full in one module (``error``: the
+    message it must stop with)."""
+    from ptxopt.ptx.parser import deep_recursion
+    from ptxopt.ptx.validate import Validator
+
+    val = Validator(parse(text, name))
+    with deep_recursion():
+        if error is None:
+            val.run()
+        else:
+            with pytest.raises(PtxError, match=error):
+                val.run()
+    return val.checked
 
 
 def test_instructions_of_a_valid_shape_are_checked_once(monkeypatch: pytest.MonkeyPatch) -> None:
-    checked = _count_checks(monkeypatch)
+    _empty_caches(monkeypatch)
     body = "add.s32 %r1, %r2, %r3;\nadd.s32 %r4, %r5, %r6;\nadd.s32 %r7, %r8, 1;\n" * 3
     body += "ld.global.u32 %r1, [g];\nld.global.u32 %r2, [g+4];\nld.global.u32 %r2, [%rd1];\n"
     body += "ld.global.u32 %r3, [%rd2+8];\nst.shared.v2.u32 [sh], {%r1, %r2};\n"
     body += "st.shared.v2.u32 [sh], {%r3, %r4};\n@%p1 bra L1;\n@!%p2 bra L2;\nL1:\nL2:\n"
-    validate(parse(kernel(body), "v.ptx"))
     # two shapes of add (registers; an immediate), the loads by variable and by
     # register (the offset is no part of a shape), one store, one branch, ret
-    assert checked == ["add", "add", "ld", "ld", "st", "bra", "ret"]
+    assert _checked(kernel(body), "v.ptx") == ["add", "add", "ld", "ld", "st", "bra", "ret"]
     # the shapes found valid serve the next module with the same target
-    validate(parse(kernel(body), "w.ptx"))
-    assert len(checked) == 7
+    assert _checked(kernel(body), "w.ptx") == []
 
 
 def test_a_shape_valid_in_one_module_is_judged_anew_where_it_differs(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    checked = _count_checks(monkeypatch)
-    validate(parse(kernel("redux.sync.add.u32 %r1, %r2, -1;\nld.global.u32 %r1, [g];"), "a.ptx"))
-    n = len(checked)
-    # the same instruction under a target without it
+    _empty_caches(monkeypatch)
+    text = kernel("redux.sync.add.u32 %r1, %r2, -1;\nld.global.u32 %r1, [g];")
+    assert _checked(text, "a.ptx") == ["redux", "ld", "ret"]
+    # the same instruction under a target without it is checked again, and fails
     sm75 = HEAD.replace("sm_90", "sm_75")
-    with pytest.raises(PtxError, match="requires sm_80"):
-        validate(parse(kernel("redux.sync.add.u32 %r1, %r2, -1;", head=sm75), "b.ptx"))
-    assert len(checked) == n + 1
+    text = kernel("redux.sync.add.u32 %r1, %r2, -1;", head=sm75)
+    assert _checked(text, "b.ptx", "requires sm_80") == ["redux"]
     # the same load of a variable in another state space
     other = ".shared .align 4 .b32 g;\n"
-    with pytest.raises(PtxError, match="not in the .global space"):
-        validate(parse(kernel("ld.global.u32 %r1, [g];", before=other), "c.ptx"))
+    text = kernel("ld.global.u32 %r1, [g];", before=other)
+    assert _checked(text, "c.ptx", "not in the .global space") == ["ld"]
     # a branch to a label of the function, then to names that are none
-    validate(parse(kernel("bra L1;\nL1:"), "d.ptx"))
-    with pytest.raises(PtxError, match="unknown label 'L9'"):
-        validate(parse(kernel("bra L9;\nL1:"), "e.ptx"))
-    with pytest.raises(PtxError):
-        validate(parse(kernel("bra g;\nL1:"), "f.ptx"))
+    assert _checked(kernel("bra L1;\nL1:"), "d.ptx") == ["bra"]
+    assert _checked(kernel("bra L9;\nL1:"), "e.ptx", "unknown label 'L9'") == ["bra"]
+    assert _checked(kernel("bra g;\nL1:"), "f.ptx", "unknown label 'g'") == ["bra"]

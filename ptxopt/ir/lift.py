@@ -78,12 +78,6 @@ def _build_blocks(func: Func, items: list[Item]) -> None:
         st.name: st.labels for st in func.head if isinstance(st, BranchTargets)
     }
 
-    def target(name: str, span: object) -> Block:
-        blk = label_block.get(name)
-        if blk is None:
-            raise PtxError(span, f"branch to undefined label '{name}'")  # type: ignore[arg-type]
-        return blk
-
     for i, b in enumerate(blocks):
         nxt = blocks[i + 1] if i + 1 < len(blocks) else None
         succs: list[Block] = []
@@ -99,13 +93,13 @@ def _build_blocks(func: Func, items: list[Item]) -> None:
                 tgt = ast.operands[-1]
                 if not isinstance(tgt, Sym):
                     raise PtxError(ast.span, "expected a label as branch target")
-                succs.append(target(tgt.name, ast.span))
+                succs.append(_target(label_block, tgt.name, ast.span))
             elif op == "brx":
                 tbl = ast.operands[-1]
                 if not isinstance(tbl, Sym) or tbl.name not in tables:
                     raise PtxError(ast.span, "brx.idx needs a .branchtargets table")
                 for lab in tables[tbl.name]:
-                    succs.append(target(lab, ast.span))
+                    succs.append(_target(label_block, lab, ast.span))
             if ast.pred is not None and nxt is not None:
                 succs.append(nxt)
                 b.fallthrough = nxt
@@ -147,6 +141,13 @@ def lift_function(fn: Function) -> Func:
     return func
 
 
+def _target(label_block: dict[str, Block], name: str, span: object) -> Block:
+    blk = label_block.get(name)
+    if blk is None:
+        raise PtxError(span, f"branch to undefined label '{name}'")  # type: ignore[arg-type]
+    return blk
+
+
 def _bitset(indices: list[int] | set[int]) -> int:
     if not indices:
         return 0
@@ -160,28 +161,10 @@ def _construct_ssa(func: Func) -> None:
     blocks = func.blocks
     n = len(blocks)
     reg_types = func.reg_types
-    # Every register gets an index on first sight; a special register a negative
-    # one (-2 - its position in ``spec_names``; -1 means "none"): it is never defined, so it takes
-    # no part in liveness and reads as the function's value for it.
-    var_index: dict[str, int] = {}
-    var_names: list[str] = []
-    spec_names: list[str] = []
-
-    def known(name: str, ast: Instr, write: bool = False) -> int:
-        try:
-            reg_types[name]  # a name of a range is entered on first sight
-        except KeyError:
-            if name != CARRY:
-                if write:
-                    raise PtxError(ast.span, f"cannot write to '{name}'") from None
-                if not is_special_register(name):
-                    raise PtxError(ast.span, f"undeclared register '{name}'") from None
-                k = var_index[name] = -2 - len(spec_names)
-                spec_names.append(name)
-                return k
-        k = var_index[name] = len(var_names)
-        var_names.append(name)
-        return k
+    names = _Names(reg_types)  # every register's index (see _Names)
+    var_index = names.index
+    var_names = names.names
+    known = names.known
 
     # Upward-exposed uses and definitions per block, gathered as index lists and
     # turned into bitsets once per block (per-operand big-int updates would cost
@@ -335,16 +318,107 @@ def _construct_ssa(func: Func) -> None:
             if k is not None and k >= 0:
                 stacks[k].append(v)
 
-    def missing(k: int) -> Value:
+    renamer = _Renamer(func, names, stacks, extra, carry_k)
+    rename_block = renamer.block
+
+    # iterative pre-order walk of the dominator tree
+    work: list[tuple[int, list[int] | None]] = [(0, None)]
+    while work:
+        bi, pushed = work.pop()
+        if pushed is not None:
+            for k in pushed:
+                stacks[k].pop()
+            continue
+        mine: list[int] = []
+        rename_block(blocks[bi], mine)
+        work.append((bi, mine))
+        for c in reversed(dom.children[bi]):
+            work.append((c, None))
+    # unreachable blocks: resolved in layout order with no reaching definitions
+    for b in blocks:
+        if not dom.reachable(b.index):
+            saved = [len(s) for s in stacks]
+            mine = []
+            rename_block(b, mine)
+            for k, ln in enumerate(saved):
+                del stacks[k][ln:]
+    for b in blocks:
+        for phi in b.phis:
+            while len(phi.incoming) < len(b.preds):
+                phi.incoming.append(func.undef(phi.result.var))
+            phi.incoming = [
+                v if v is not None else func.undef(phi.result.var) for v in phi.incoming
+            ]
+
+
+class _Names:
+    """Every register of a function gets an index on first sight; a special register
+    a negative one (-2 - its position in ``specials``; -1 means "none"): it is never
+    defined, so it takes no part in liveness and reads as the function's value for
+    it.  (A class, not a closure: compiled by mypyc, a closure and the frame it
+    shares would refer to each other and keep the function alive until a garbage
+    collection.)"""
+
+    __slots__ = ("reg_types", "index", "names", "specials")
+
+    def __init__(self, reg_types: dict[str, str]) -> None:
+        self.reg_types = reg_types
+        self.index: dict[str, int] = {}
+        self.names: list[str] = []
+        self.specials: list[str] = []
+
+    def known(self, name: str, ast: Instr, write: bool = False) -> int:
+        try:
+            self.reg_types[name]  # a name of a range is entered on first sight
+        except KeyError:
+            if name != CARRY:
+                if write:
+                    raise PtxError(ast.span, f"cannot write to '{name}'") from None
+                if not is_special_register(name):
+                    raise PtxError(ast.span, f"undeclared register '{name}'") from None
+                k = self.index[name] = -2 - len(self.specials)
+                self.specials.append(name)
+                return k
+        k = self.index[name] = len(self.names)
+        self.names.append(name)
+        return k
+
+
+class _Renamer:
+    """The renaming step: each register's stack of reaching values, and the walk of
+    one block (a class for the reason given at :class:`_Names`)."""
+
+    __slots__ = ("func", "names", "stacks", "extra", "carry_k")
+
+    def __init__(
+        self,
+        func: Func,
+        names: _Names,
+        stacks: list[list[Value]],
+        extra: dict[int, tuple[int, int]],
+        carry_k: int,
+    ) -> None:
+        self.func = func
+        self.names = names
+        self.stacks = stacks
+        self.extra = extra  # id(inst) -> (pred code, carry-in code)
+        self.carry_k = carry_k
+
+    def missing(self, k: int) -> Value:
         """The value of a register no definition reaches (or of a special one)."""
         if k < 0:
-            return func.special(spec_names[-2 - k])
-        return func.undef(var_names[k])
+            return self.func.special(self.names.specials[-2 - k])
+        return self.func.undef(self.names.names[k])
 
-    new_value = func.new_value
-    no_extra = (-1, -1)
-
-    def rename_block(b: Block, pushed: list[int]) -> None:
+    def block(self, b: Block, pushed: list[int]) -> None:
+        stacks = self.stacks
+        var_index = self.names.index
+        var_names = self.names.names
+        reg_types = self.names.reg_types
+        extra = self.extra
+        missing = self.missing
+        new_value = self.func.new_value
+        no_extra = (-1, -1)
         for phi in b.phis:
             k = var_index[phi.result.var]
             stacks[k].append(phi.result)
@@ -381,8 +455,8 @@ def _construct_ssa(func: Func) -> None:
             if info.carry_out:
                 v = new_value(CARRY, ".pred", "inst", inst, b)
                 inst.carry_out = v
-                stacks[carry_k].append(v)
-                pushed.append(carry_k)
+                stacks[self.carry_k].append(v)
+                pushed.append(self.carry_k)
         for s in b.succs:
             j = s.preds.index(b)
             for phi in s.phis:
@@ -391,35 +465,6 @@ def _construct_ssa(func: Func) -> None:
                 k = var_index[phi.result.var]
                 st = stacks[k]
                 phi.incoming[j] = st[-1] if st else missing(k)
-
-    # iterative pre-order walk of the dominator tree
-    work: list[tuple[int, list[int] | None]] = [(0, None)]
-    while work:
-        bi, pushed = work.pop()
-        if pushed is not None:
-            for k in pushed:
-                stacks[k].pop()
-            continue
-        mine: list[int] = []
-        rename_block(blocks[bi], mine)
-        work.append((bi, mine))
-        for c in reversed(dom.children[bi]):
-            work.append((c, None))
-    # unreachable blocks: resolved in layout order with no reaching definitions
-    for b in blocks:
-        if not dom.reachable(b.index):
-            saved = [len(s) for s in stacks]
-            mine = []
-            rename_block(b, mine)
-            for k, ln in enumerate(saved):
-                del stacks[k][ln:]
-    for b in blocks:
-        for phi in b.phis:
-            while len(phi.incoming) < len(b.preds):
-                phi.incoming.append(func.undef(phi.result.var))
-            phi.incoming = [
-                v if v is not None else func.undef(phi.result.var) for v in phi.incoming
-            ]
 
 
 __all__ = ["lift_module", "lift_function", "Imm"]

@@ -453,6 +453,7 @@ class Validator:
         self.match_cache = _MATCH_CACHE
         # shapes of instructions found valid (see :meth:`shape`), set by :meth:`header`
         self.valid_shapes: set[tuple[object, ...]] = set()
+        self.checked: list[str] = []  # the opcodes checked in full, in order
 
     def error(self, span: Span | None, message: str) -> PtxError:
         return PtxError(span, message)
@@ -846,9 +847,11 @@ class Validator:
         if shape is not None:
             if shape in self.valid_shapes:
                 return
+            self.checked.append(ins.opcode)
             self.checked_instr(ins, scope)
             self.valid_shapes.add(shape)
             return
+        self.checked.append(ins.opcode)
         self.checked_instr(ins, scope)
 
     def checked_instr(self, ins: Instr, scope: _Scope) -> None:

@@ -1,0 +1,47 @@
+"""The front end's compiled build: which modules ``pip install`` compiles with mypyc,
+and which of them this installation runs compiled.
+
+The modules below are plain, mypy-checked Python.  Building the package from source
+(``pip install .``) compiles them into C extensions with mypyc when it can (mypy
+from a wheel, a C compiler on the machine): the round trip runs about a fifth
+faster.  Without a compiler, with ``PTXOPT_PURE=1``, and for editable installs the
+same files run as Python.  Both builds give the same results; the tests run on
+both (``.ci/run``).  This module imports nothing, so ``setup.py`` reads the list
+from it and ``ptxopt --version`` reports the build without loading the front end.
+"""
+
+# module names, in the order mypyc is given them
+COMPILED = (
+    "ptxopt.ptx.lexer",
+    "ptxopt.ptx.parser",
+    "ptxopt.ptx.printer",
+    "ptxopt.ptx.validate",
+    "ptxopt.ir.scopes",
+    "ptxopt.ir.lift",
+    "ptxopt.ir.lower",
+)
+
+
+def compiled_modules() -> list[str]:
+    """The modules of :data:`COMPILED` that this installation loads as C extensions
+    (found, not imported)."""
+    from importlib.machinery import EXTENSION_SUFFIXES
+    from importlib.util import find_spec
+
+    out = []
+    for name in COMPILED:
+        spec = find_spec(name)
+        origin = spec.origin if spec is not None else None
+        if origin is not None and origin.endswith(tuple(EXTENSION_SUFFIXES)):
+            out.append(name)
+    return out
+
+
+def build_name() -> str:
+    """``compiled``, ``pure Python`` or ``partly compiled`` (k of n modules)."""
+    got = compiled_modules()
+    if len(got) == len(COMPILED):
+        return "front end compiled with mypyc"
+    if not got:
+        return "pure Python"
+    return f"partly compiled ({len(got)} of {len(COMPILED)} front-end modules)"
