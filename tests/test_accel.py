@@ -31,12 +31,15 @@ FILES = [
     "llvm/saxpy_i64.sm75.ptx",
 ]
 _HEAD = ".version 9.0\n.target sm_90\n.address_size 64\n"
-# inputs each stage rejects: the lexer, the parser, the validator, the lifter
+# inputs each stage rejects: the lexer (a malformed number), the parser (a missing
+# ';'), the validator (a register of the wrong type; an unknown label), the lifter's
+# scope resolution (a branch into a nested block)
 BAD = [
     _HEAD + ".visible .entry k()\n{\n\t.reg .b32 %r<3>;\n\tadd.s32 %r1, %r2, 0x;\n\tret;\n}\n",
     _HEAD + ".visible .entry k()\n{\n\t.reg .b32 %r<3>;\n\tadd.s32 %r1, %r2\n}\n",
     _HEAD + ".visible .entry k()\n{\n\t.reg .b32 %r<3>;\n\tadd.s64 %r1, %r2, 1;\n\tret;\n}\n",
     _HEAD + ".visible .entry k()\n{\n\t.reg .b32 %r<3>;\n\tbra L9;\n\tret;\n}\n",
+    _HEAD + ".visible .entry k()\n{\n\t.reg .b32 %r<3>;\n\t{\n\tL1:\n\t}\n\tbra L1;\n\tret;\n}\n",
 ]
 
 
