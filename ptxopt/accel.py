@@ -3,8 +3,8 @@ and which of them this installation runs compiled.
 
 The modules below are plain, mypy-checked Python.  Building the package from source
 (``pip install .``) compiles them into C extensions with mypyc when it can (mypy
-from a wheel, a C compiler on the machine): the round trip runs about a fifth
-faster.  Without a compiler, with ``PTXOPT_PURE=1``, and for editable installs the
+from a wheel, a C compiler on the machine): the round trip runs 1.17-1.19x as fast
+(docs/tools.md).  Without a compiler, with ``PTXOPT_PURE=1``, and for editable installs the
 same files run as Python.  Both builds give the same results; the tests run on
 both (``.ci/run``).  This module imports nothing, so ``setup.py`` reads the list
 from it and ``ptxopt --version`` reports the build without loading the front end.
@@ -38,7 +38,8 @@ def compiled_modules() -> list[str]:
 
 
 def build_name() -> str:
-    """``compiled``, ``pure Python`` or ``partly compiled`` (k of n modules)."""
+    """What ``ptxopt --version`` says of the build: every module compiled, none
+    (``pure Python``), or some (k of n: a broken install)."""
     got = compiled_modules()
     if len(got) == len(COMPILED):
         return "front end compiled with mypyc"

@@ -65,10 +65,10 @@ def _results() -> list[list[str]]:
     input: the error.  Run by this process and by a pure-Python one."""
     from ptxopt.pipeline import parse_pipeline
 
+    steps = parse_pipeline("default")
     out: list[list[str]] = []
     for rel in FILES:
         text = (CORPUS / rel).read_text()
-        steps = parse_pipeline("default")
         out.append([optimize(text, rel, []).text, optimize(text, rel, steps).text])
     for k, text in enumerate(BAD):
         try:
