@@ -34,7 +34,7 @@ def _extensions() -> list[object]:
     try:
         # (the generated C goes to build/ in the checkout: sources must be relative)
         exts = mypycify(paths, opt_level="3", group_name="ptxopt")
-    except Exception as e:  # mypyc refused: build the package without it
+    except (Exception, SystemExit) as e:  # mypyc refused (its errors exit): no compiling
         print(f"ptxopt: front end not compiled ({type(e).__name__}: {e})", file=sys.stderr)
         return []
     for ext in exts:

@@ -30,7 +30,6 @@ makes the result fully varying (sound).
 
 from __future__ import annotations
 
-import weakref
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
@@ -773,22 +772,15 @@ def analyze_function(func: Func, env: FuncEnv, *, budget: int | None = None) -> 
 # the module level: inter-procedural walk with restart from scratch
 
 
-# function -> its module, both held weakly: the module holds its functions, so a strong
-# value would keep every module ever bound alive (and the collector walking it)
-_MODULE_OF: weakref.WeakKeyDictionary[Func, weakref.ref[IRModule]] = weakref.WeakKeyDictionary()
-
-
 def bind_module(mod: IRModule) -> None:
     """Make ``Divergence.compute`` of ``mod``'s functions module-aware."""
-    ref = weakref.ref(mod)
     for f in mod.funcs:
-        _MODULE_OF[f] = ref
+        f.module = mod
 
 
 def module_of(func: Func) -> IRModule | None:
-    """The module ``func`` was bound with (:func:`bind_module`), if it is still alive."""
-    ref = _MODULE_OF.get(func)
-    return ref() if ref is not None else None
+    """The module ``func`` was bound with (:func:`bind_module`)."""
+    return func.module
 
 
 @dataclass(slots=True)

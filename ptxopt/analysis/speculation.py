@@ -19,7 +19,6 @@ speculatable too (:attr:`address_insts`).
 
 from __future__ import annotations
 
-import weakref
 from dataclasses import dataclass, field
 
 from ptxopt.analysis.manager import AnalysisManager
@@ -29,13 +28,11 @@ from ptxopt.ptx.types import bit_width
 
 __all__ = ["Speculation", "analyze", "bind_const_sizes"]
 
-_BOUND_MODULE: weakref.WeakKeyDictionary[Func, dict[str, int]] = weakref.WeakKeyDictionary()
-
 
 def const_sizes_of(func: Func) -> dict[str, int]:
     """Sizes of the module ``.const`` variables visible to ``func`` (bound by the
     pipeline through :func:`bind_const_sizes`; function-local ones are added)."""
-    out = dict(_BOUND_MODULE.get(func, {}))
+    out = dict(func.module_consts or {})
     for st in func.head:
         if isinstance(st, VarDecl) and st.space == ".const":
             out[st.name] = _var_size(st)
@@ -62,7 +59,7 @@ def bind_const_sizes(mod: IRModule) -> None:
         if isinstance(v, VarDecl) and v.space == ".const" and ".extern" not in v.linkage
     }
     for f in mod.funcs:
-        _BOUND_MODULE[f] = sizes
+        f.module_consts = sizes
 
 
 @dataclass

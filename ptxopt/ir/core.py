@@ -24,19 +24,10 @@ from __future__ import annotations
 from collections.abc import Iterator, Sequence
 
 from ptxopt.ir.operands import regs_of
+from ptxopt.ir.regtypes import RegTypes
 from ptxopt.ir.scopes import NameOrigin, ScopeInfo
 from ptxopt.ptx.ast import DebugLoc, Function, Imm, Instr, Module, RegDecl, Stmt
 from ptxopt.ptx.opcodes import OpInfo
-from ptxopt.ptx.parser import range_lookup
-
-TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (start-up)
-if TYPE_CHECKING:
-    from typing import overload
-else:
-
-    def overload(f: object) -> object:  # each overload is replaced by the next def
-        return f
-
 
 CARRY = "%cc"
 
@@ -65,6 +56,10 @@ class Value:
 
     def __repr__(self) -> str:
         return f"{self.var}.{self.id}"
+
+
+# the result of a phi between its making and its own result's (Func.new_phi)
+_PENDING = Value(-1, "", "", "pending")
 
 
 class Inst:
@@ -151,6 +146,7 @@ class Phi:
     """``result = phi(incoming[k] from block.preds[k])``."""
 
     __slots__ = ("result", "incoming", "block")
+    __deletable__ = ("block",)  # IRModule.release deletes it (mypyc asks for this)
 
     def __init__(self, result: Value, incoming: list[Value], block: Block) -> None:
         self.result = result
@@ -187,51 +183,6 @@ class Block:
         return f"<block {self.index} {self.labels}>"
 
 
-class RegTypes(dict[str, str]):
-    """Register name -> declared type.  A range ``%r<N>`` is stored as its stem and
-    count and a name of it is entered on first access, so memory and time follow the
-    registers used, never the count declared."""
-
-    def __init__(self, order: list[str]) -> None:
-        super().__init__()
-        self.order = order
-        self.ranges: dict[str, tuple[int, str]] = {}
-
-    def in_range(self, name: str) -> bool:
-        return bool(self.ranges) and range_lookup(self.ranges, name) is not None
-
-    def __missing__(self, name: str) -> str:
-        t = range_lookup(self.ranges, name) if self.ranges else None
-        if t is None:
-            raise KeyError(name)
-        self[name] = t
-        self.order.append(name)
-        return t
-
-    def __contains__(self, name: object) -> bool:
-        if dict.__contains__(self, name):
-            return True
-        if not self.ranges or not isinstance(name, str):
-            return False
-        try:
-            self[name]  # enters the name: the next test is one dictionary probe
-        except KeyError:
-            return False
-        return True
-
-    @overload  # type: ignore[override]
-    def get(self, name: str) -> str | None: ...
-    @overload
-    def get(self, name: str, default: str) -> str: ...  # noqa: F811
-    @overload
-    def get(self, name: str, default: None) -> str | None: ...  # noqa: F811
-    def get(self, name: str, default: str | None = None) -> str | None:  # noqa: F811
-        try:
-            return self[name]
-        except KeyError:
-            return default
-
-
 class Func:
     """A function in SSA form.
 
@@ -256,6 +207,10 @@ class Func:
         self.next_id = 0
         self.specials: dict[str, Value] = {}
         self.undefs: dict[str, Value] = {}
+        # set by the pass pipeline: the module (ptxopt.analysis.divergence.bind_module)
+        # and the sizes of the module's .const variables (ptxopt.analysis.speculation)
+        self.module: IRModule | None = None
+        self.module_consts: dict[str, int] | None = None
 
     # -- value creation ------------------------------------------------------
 
@@ -270,6 +225,16 @@ class Func:
         v = Value(self.next_id, var, vtype, kind, inst, block)
         self.next_id += 1
         return v
+
+    def new_phi(
+        self, var: str, vtype: str, block: Block, incoming: list[Value] | None = None
+    ) -> Phi:
+        """A phi of ``block`` for register ``var`` with a new result (not yet in
+        ``block.phis``): the result refers to the phi, so the phi is made first,
+        with a placeholder result."""
+        phi = Phi(_PENDING, [] if incoming is None else incoming, block)
+        phi.result = self.new_value(var, vtype, "phi", phi, block)
+        return phi
 
     def special(self, name: str) -> Value:
         v = self.specials.get(name)
@@ -322,13 +287,21 @@ class Func:
         return f"<func {self.name}: {len(self.blocks)} blocks>"
 
 
+_modules_made = 0
+
+
 class IRModule:
     """A PTX module whose function bodies are in SSA form."""
 
     def __init__(self, ast: Module, funcs: Sequence[Func]) -> None:
+        global _modules_made
         self.ast = ast
         self.funcs = list(funcs)
         self.arch: str | None = ast.arch
+        # unique in the process: tables of per-module results tell modules apart by
+        # it without holding them (IR classes take no weak references when compiled)
+        self.serial = _modules_made
+        _modules_made += 1
 
     def func(self, name: str) -> Func:
         for f in self.funcs:
@@ -342,6 +315,7 @@ class IRModule:
         cyclic collector frees them, and one collection over a large module costs
         a good part of a round trip.  Afterwards the module has no functions."""
         for f in self.funcs:
+            f.module = None
             for v in f.params:
                 v.inst = v.block = None
             for b in f.blocks:

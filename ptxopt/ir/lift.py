@@ -299,8 +299,7 @@ def _construct_ssa(func: Func) -> None:
         for bi in dom.iterated_frontier(dblocks):
             if live.live_in[bi] & bit:
                 blk = blocks[bi]
-                phi = Phi(None, [], blk)  # type: ignore[arg-type]
-                phi.result = func.new_value(name, vtype, "phi", phi, blk)
+                phi = func.new_phi(name, vtype, blk)
                 blk.phis.append(phi)
                 phi_var.setdefault(bi, []).append((k, phi))
     for blk in blocks:
@@ -430,7 +429,8 @@ class _Renamer:
             ucodes: list[int] = inst.uses  # type: ignore[assignment]
             inst.uses = [st[-1] if k >= 0 and (st := stacks[k]) else missing(k) for k in ucodes]
             dcodes: list[int] = inst.defs  # type: ignore[assignment]
-            olds = inst.olds
+            # (lifting keeps the tied flags there until this walk replaces them)
+            olds: list[bool | None] | None = inst.olds  # type: ignore[assignment]
             pk, ck = extra.get(id(inst), no_extra)
             if pk != -1:
                 inst.pred = stacks[pk][-1] if pk >= 0 and stacks[pk] else missing(pk)

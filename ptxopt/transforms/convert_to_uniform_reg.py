@@ -7,7 +7,6 @@ function name, and ``--stats`` counters).  It never changes the PTX.
 
 from __future__ import annotations
 
-import weakref
 from typing import Any
 
 from ptxopt.analysis.divergence import Divergence
@@ -22,18 +21,17 @@ from ptxopt.transforms.base import FunctionPass, register
 #: (for reports and tests; a new module's first plan drops the old ones, which hold
 #: that module's IR).
 PLANS: dict[str, FuncPlan] = {}
-_planned: list[weakref.ref[IRModule]] = []
+_planned: list[int] = []  # the serial of the module PLANS came from
 
 
-def forget_other_modules(
-    table: dict[str, Any], seen: list[weakref.ref[IRModule]], mod: IRModule | None
-) -> None:
-    """Empty ``table`` when ``mod`` is not the module its entries came from (``seen``)."""
+def forget_other_modules(table: dict[str, Any], seen: list[int], mod: IRModule | None) -> None:
+    """Empty ``table`` when ``mod`` is not the module its entries came from (``seen``:
+    that module's :attr:`~ptxopt.ir.core.IRModule.serial`)."""
     if mod is None:
         return
-    if not seen or seen[0]() is not mod:
+    if seen != [mod.serial]:
         table.clear()
-        seen[:] = [weakref.ref(mod)]
+        seen[:] = [mod.serial]
 
 
 SPEC = "02-uniform-registers.txt"

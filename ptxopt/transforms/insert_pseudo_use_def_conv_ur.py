@@ -7,11 +7,9 @@ phase 74's model itself when that pass did not run first.  Never changes the PTX
 
 from __future__ import annotations
 
-import weakref
-
 from ptxopt.analysis.divergence import Divergence
 from ptxopt.analysis.manager import PRESERVE_ALL, AnalysisManager
-from ptxopt.ir.core import Func, IRModule
+from ptxopt.ir.core import Func
 from ptxopt.oracle import sm_number
 from ptxopt.ori.conv_alloc import ConvAllocPlan, plan_conv_alloc
 from ptxopt.ori.ur_alloc import plan_function
@@ -20,7 +18,7 @@ from ptxopt.transforms.convert_to_uniform_reg import PLANS, forget_other_modules
 
 #: The marker plans of the functions of the last module (as ``PLANS``).
 MARKERS: dict[str, ConvAllocPlan] = {}
-_marked: list[weakref.ref[IRModule]] = []
+_marked: list[int] = []
 
 
 @register

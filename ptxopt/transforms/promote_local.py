@@ -426,10 +426,7 @@ def _promote(func: Func, dom: DomTree, v: _Var, layout: dict[int, int]) -> None:
             continue
         for bi in dom.iterated_frontier(store_blocks[o] | {0}):
             blk = func.blocks[bi]
-            res = func.new_value(regs[o], func.reg_types[regs[o]], "phi")
-            phi = Phi(res, [], blk)
-            res.inst = phi
-            res.block = blk
+            phi = func.new_phi(regs[o], func.reg_types[regs[o]], blk)
             blk.phis.append(phi)
             phis_at.setdefault(bi, []).append((o, phi))
     by_inst = {id(a.inst): a for a in v.accesses}

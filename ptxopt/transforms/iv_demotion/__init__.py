@@ -541,8 +541,7 @@ class _Rewriter:
         new_init = i0.defs[0]
         self.new_init = new_init
         # newBaseIV
-        phi = Phi(None, [], hdr)  # type: ignore[arg-type]
-        phi.result = func.new_value(pvar, ".b32", "phi", phi, hdr)
+        phi = func.new_phi(pvar, ".b32", hdr)
         hdr.phis.append(phi)
         # newInc next to the wide increment: the low 32 bits of phi +/- step are
         # the 32-bit sum of the low halves, whatever the ranges
@@ -663,8 +662,7 @@ class _Rewriter:
             else:
                 return False
         b = u.block
-        np_ = Phi(None, incs, b)  # type: ignore[arg-type]
-        np_.result = self.func.new_value(self.pvar, ".b32", "phi", np_, b)
+        np_ = self.func.new_phi(self.pvar, ".b32", b, incs)
         b.phis.append(np_)
         t = (".s64", ".s32") if self.plan.sext else (".u64", ".u32")
         ext = make_inst(self.func, "cvt", t, [self.new("%substIV", ".b64")], [np_.result])

@@ -162,8 +162,7 @@ def version_loop(
     for b in lp.blocks:  # RPO: definitions before uses, except through phis
         blk, nb = func.blocks[b], bmap[b]
         for phi in blk.phis:
-            np_ = Phi(None, [], nb)  # type: ignore[arg-type]
-            np_.result = func.new_value(phi.result.var, phi.result.type, "phi", np_, nb)
+            np_ = func.new_phi(phi.result.var, phi.result.type, nb)
             vmap[phi.result.id] = np_.result
             nb.phis.append(np_)
             phis.append((phi, np_))
@@ -242,8 +241,7 @@ def version_loop(
     n_old = len(exit_blk.preds) - len(new_exit_preds)
     for vid, users in outside_uses.items():
         v = defined[vid]
-        ephi = Phi(None, [], exit_blk)  # type: ignore[arg-type]
-        ephi.result = func.new_value(v.var, v.type, "phi", ephi, exit_blk)
+        ephi = func.new_phi(v.var, v.type, exit_blk)
         ephi.incoming = [v] * n_old + [m(v)] * len(new_exit_preds)
         exit_blk.phis.append(ephi)
         for u in users:
