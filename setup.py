@@ -4,7 +4,9 @@ front end (``ptxopt/accel.py`` lists the modules and says when they stay Python)
 from __future__ import annotations
 
 import atexit
+import hashlib
 import os
+import platform
 import runpy
 import shutil
 import sys
@@ -42,4 +44,30 @@ def _extensions() -> list[object]:
     return list(exts)
 
 
-setup(ext_modules=_extensions(), options={"build": {"build_base": os.path.join(_WORK, "b")}})
+def _build_base(compiling: bool) -> str:
+    """A fresh directory; or, for a compiled build with ``PTXOPT_BUILD_CACHE=DIR``
+    (opt-in: CI installs one tree three times), ``DIR/<key>``, where ``<key>`` hashes
+    every file of the package, the build files, Python and mypy: a later build of the
+    same tree finds its objects up to date there and compiles nothing."""
+    cache = os.environ.get("PTXOPT_BUILD_CACHE")
+    if not (compiling and cache):
+        return os.path.join(_WORK, "b")
+    from mypy.version import __version__ as mypy_version
+
+    here = os.path.dirname(os.path.abspath(__file__))
+    h = hashlib.sha256(f"{sys.version}\0{platform.platform()}\0{mypy_version}".encode())
+    files = [os.path.join(here, n) for n in ("setup.py", "pyproject.toml")]
+    for root, dirs, names in os.walk(os.path.join(here, "ptxopt")):
+        dirs[:] = sorted(d for d in dirs if d != "__pycache__")
+        files += [os.path.join(root, n) for n in sorted(names) if not n.endswith((".pyc", ".so"))]
+    for path in files:
+        with open(path, "rb") as f:
+            h.update(os.path.relpath(path, here).encode() + b"\0" + f.read() + b"\0")
+    return os.path.join(os.path.abspath(cache), h.hexdigest()[:16])
+
+
+_EXTENSIONS = _extensions()
+setup(
+    ext_modules=_EXTENSIONS,
+    options={"build": {"build_base": _build_base(bool(_EXTENSIONS))}},
+)
