@@ -3,7 +3,7 @@ and which of them this installation runs compiled.
 
 The modules below are plain, mypy-checked Python.  Building the package from source
 (``pip install .``) compiles them into C extensions with mypyc when it can (mypy
-from a wheel, a C compiler on the machine): the round trip runs 1.29-1.35x as fast
+from a wheel, a C compiler on the machine): the round trip runs 1.29-1.38x as fast
 (docs/tools.md).  The IR's classes (``ptxopt.ir.core``) are compiled too, so the
 lifter and the lowering read them directly; compiled, they are native classes:
 no weak references to them, no attributes beyond those their ``__init__`` sets,
