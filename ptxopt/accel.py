@@ -5,7 +5,8 @@ The modules below are plain, mypy-checked Python.  Building the package from sou
 (``pip install .``) compiles them into C extensions with mypyc when it can (mypy
 from a wheel, a C compiler on the machine): the round trip runs 1.29-1.38x as fast
 (docs/tools.md).  The IR's classes (``ptxopt.ir.core``) are compiled too, so the
-lifter and the lowering read them directly; compiled, they are native classes:
+lifter, the lowering and the uniform-register model's sweeps
+(``ptxopt.ori.view``) read them directly; compiled, they are native classes:
 no weak references to them, no attributes beyond those their ``__init__`` sets,
 and the type of each assignment checked at run time (``ptxopt.ir.regtypes``, a
 ``dict`` subclass, stays Python).  Without a compiler, with ``PTXOPT_PURE=1``, and
@@ -25,6 +26,7 @@ COMPILED = (
     "ptxopt.ir.lift",
     "ptxopt.ir.lower",
     "ptxopt.ir.core",
+    "ptxopt.ori.view",
 )
 
 

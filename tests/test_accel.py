@@ -61,15 +61,24 @@ def test_the_list_names_modules_that_exist() -> None:
 
 
 def _results() -> list[list[str]]:
-    """Per corpus file: the round trip's text and the default pipeline's; per bad
-    input: the error.  Run by this process and by a pure-Python one."""
+    """Per corpus file: the round trip's text, the default pipeline's, and the
+    uniform-register model's report (``analyze --regfiles --json``) at sm_80 and
+    sm_90; per bad input: the error.  Run by this process and by a pure-Python one."""
+    from ptxopt.analysis.divergence import analyze_module
+    from ptxopt.ori.report import regfiles_report
     from ptxopt.pipeline import parse_pipeline
+    from ptxopt.report.analyze_cli import lift_text
 
     steps = parse_pipeline("default")
     out: list[list[str]] = []
     for rel in FILES:
         text = (CORPUS / rel).read_text()
-        out.append([optimize(text, rel, []).text, optimize(text, rel, steps).text])
+        row = [optimize(text, rel, []).text, optimize(text, rel, steps).text]
+        mod = lift_text(text, rel)
+        md = analyze_module(mod)
+        for arch in ("sm_80", "sm_90"):
+            row.append(json.dumps(regfiles_report(mod, md, arch), sort_keys=True))
+        out.append(row)
     for k, text in enumerate(BAD):
         try:
             optimize(text, f"bad{k}.ptx", [])
@@ -92,7 +101,8 @@ print(json.dumps(test_accel._results()))
 
 def test_compiled_and_pure_python_agree() -> None:
     """The installed package (compiled in .ci/run) against the source tree run as
-    Python: the same PTX out, the same errors, byte for byte."""
+    Python: the same PTX out, the same uniform-register reports, the same errors,
+    byte for byte."""
     done = subprocess.run(
         [sys.executable, "-c", _PURE],
         capture_output=True,
