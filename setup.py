@@ -47,15 +47,17 @@ def _extensions() -> list[object]:
 def _build_base(compiling: bool) -> str:
     """A fresh directory; or, for a compiled build with ``PTXOPT_BUILD_CACHE=DIR``
     (opt-in: CI installs one tree three times), ``DIR/<key>``, where ``<key>`` hashes
-    every file of the package, the build files, Python and mypy: a later build of the
-    same tree finds its objects up to date there and compiles nothing."""
+    every file of the package, the build files, Python, mypy and the compiler settings
+    (``CC``, ``CFLAGS``, ``LDFLAGS``): a later build of the same tree finds its objects
+    up to date there and compiles nothing."""
     cache = os.environ.get("PTXOPT_BUILD_CACHE")
     if not (compiling and cache):
         return os.path.join(_WORK, "b")
     from mypy.version import __version__ as mypy_version
 
     here = os.path.dirname(os.path.abspath(__file__))
-    h = hashlib.sha256(f"{sys.version}\0{platform.platform()}\0{mypy_version}".encode())
+    env = "\0".join(os.environ.get(k, "") for k in ("CC", "CFLAGS", "LDFLAGS"))
+    h = hashlib.sha256(f"{sys.version}\0{platform.platform()}\0{mypy_version}\0{env}".encode())
     files = [os.path.join(here, n) for n in ("setup.py", "pyproject.toml")]
     for root, dirs, names in os.walk(os.path.join(here, "ptxopt")):
         dirs[:] = sorted(d for d in dirs if d != "__pycache__")
