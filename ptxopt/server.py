@@ -35,6 +35,7 @@ import struct
 import subprocess
 import sys
 import time
+from collections.abc import Callable
 from typing import Any
 
 DEFAULT_IDLE = 300.0
@@ -236,9 +237,7 @@ def run_for_client(argv: list[str], cwd: str, env: dict[str, str], fds: list[int
     try:
         os.dup2(fds[0], 1)
         os.dup2(fds[1], 2)
-        os.environ.clear()
-        os.environ.update(env)
-        os.environ["PTXOPT_SERVER"] = "0"
+        set_environ(dict(env, PTXOPT_SERVER="0"))
         os.chdir(cwd)
         dropin.reset_warnings()
         return dropin.run(argv)
@@ -249,9 +248,20 @@ def run_for_client(argv: list[str], cwd: str, env: dict[str, str], fds: list[int
         os.dup2(saved[1], 2)
         for fd in saved:
             os.close(fd)
-        os.environ.clear()
-        os.environ.update(saved_env)
+        set_environ(saved_env)
         os.chdir(saved_cwd)
+
+
+def set_environ(env: dict[str, str]) -> None:
+    """Make ``os.environ`` equal to ``env``, changing only the variables that differ
+    (a client's environment is mostly the server's: emptying and refilling it costs
+    a system call per variable each way)."""
+    current = os.environ
+    for name in [n for n in current if n not in env]:
+        del current[name]
+    for name, value in env.items():
+        if current.get(name) != value:
+            current[name] = value
 
 
 def _handle_client(conn: socket.socket, payload: bytes, fds: list[int]) -> None:
@@ -292,6 +302,7 @@ def _handle(conn: socket.socket) -> None:
         return
     if os.environ.get("PTXOPT_SERVER_TESTING") == "1" and msg.get("name") == "<crash>":
         os._exit(3)  # tests: a request that dies half way
+    later: list[Callable[[], None]] = []  # the IR is taken apart once the reply is sent
     try:
         out = optimize_text(
             str(msg["text"]),
@@ -299,11 +310,16 @@ def _handle(conn: socket.socket) -> None:
             msg.get("arch"),
             msg.get("passes"),
             [str(k) for k in msg.get("knobs") or []],
+            later,
         )
         reply: dict[str, Any] = {"ok": True, "text": out}
     except Exception as e:
         reply = {"ok": False, "error": f"{type(e).__name__}: {e}"}
-    _send(conn, reply)
+    try:
+        _send(conn, reply)
+    finally:
+        for step in later:
+            step()
 
 
 def warm_up() -> None:

@@ -201,6 +201,62 @@ def test_fallback_when_ptxas_rejects_output(tmp_path: Path, kernel_ptx: Path) ->
     ]
 
 
+def fake_ptxas(directory: Path, copy: Path, status: int = 0) -> Path:
+    """A "real ptxas" that copies each ``.ptx`` file it is given to ``copy``, notes
+    where it was, and exits with ``status``."""
+    fake = directory / "ptxas"
+    directory.mkdir(parents=True, exist_ok=True)
+    fake.write_text(
+        "#!/bin/sh\n"
+        'for a in "$@"; do case "$a" in *.ptx) cat "$a" > ' + f"{copy}; "
+        'echo "$a" >> ' + f"{copy}.where;; esac; done\nexit {status}\n"
+    )
+    fake.chmod(0o755)
+    return fake
+
+
+@pytest.mark.parametrize("status", [0, 3])
+def test_temporary_copies_are_removed_and_the_ir_released(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, status: int
+) -> None:
+    """In process (as in a server worker): ptxas gets ptxopt's output in a temporary
+    file, which is gone afterwards, whether ptxas took it or not (3: the fallback runs
+    it again on the original); the IR is taken apart (while ptxas runs), so with the
+    collector off nothing of the module is left for a collection to find."""
+    import gc
+
+    from ptxopt import dropin
+
+    example = ROOT / "ptxopt" / "examples" / "reduce.ptx"
+    temp = tmp_path / "tmp"
+    temp.mkdir()
+    copy = tmp_path / "seen.ptx"
+    monkeypatch.setenv("TMPDIR", str(temp))
+    monkeypatch.setattr("tempfile.tempdir", None)  # read TMPDIR again
+    monkeypatch.setenv("PTXOPT_PTXAS", str(fake_ptxas(tmp_path / "fake", copy, status)))
+    monkeypatch.setenv("PTXOPT_SERVER", "0")
+    monkeypatch.setenv("PTXOPT_PASSES", "none")
+    monkeypatch.setenv("PTXOPT_QUIET", "1")
+    argv = ["-arch=sm_80", str(example), "-o", str(tmp_path / "k.cubin")]
+    dropin.run(argv)  # warm-up: caches filled once
+    gc.collect()
+    gc.disable()
+    try:
+        code = dropin.run(argv)
+        left = gc.collect()
+    finally:
+        gc.enable()
+    assert code == status
+    assert left == 0
+    assert list(temp.iterdir()) == []
+    where = Path(f"{copy}.where").read_text().splitlines()
+    assert Path(where[-2 if status else -1]).parent == temp  # ptxopt's copy was used
+    if status:  # then the original
+        assert where[-1] == str(example) and copy.read_text() == example.read_text()
+    else:
+        assert copy.read_text() != example.read_text()  # the round trip's text
+
+
 @needs_ptxas
 def test_disable_and_never_runs_itself(tmp_path: Path, kernel_ptx: Path) -> None:
     # the drop-in installed as "ptxas" first on PATH still finds the real one

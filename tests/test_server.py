@@ -202,3 +202,25 @@ def test_warm_up_loads_what_requests_use_before_any_fork() -> None:
     assert frozen == "True"
     for module in ("ptxopt.pipeline", "ptxopt.ir.cssa", "ptxopt.analysis.divergence"):
         assert repr(module) in loaded
+
+
+def test_set_environ_makes_the_environment_equal(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A worker takes on each client's environment by changing only what differs
+    (:func:`server.set_environ`), then puts its own back."""
+    monkeypatch.setenv("PTXOPT_T_KEEP", "same")
+    monkeypatch.setenv("PTXOPT_T_CHANGE", "old")
+    monkeypatch.setenv("PTXOPT_T_DROP", "gone")
+    monkeypatch.delenv("PTXOPT_T_NEW", raising=False)
+    saved = dict(os.environ)
+    client = {k: v for k, v in saved.items() if k != "PTXOPT_T_DROP"}
+    client.update(PTXOPT_T_CHANGE="new", PTXOPT_T_NEW="1")
+    try:
+        server.set_environ(client)
+        assert dict(os.environ) == client
+        # the process's own environment, as a child sees it, not only the mapping
+        got = subprocess.run(["env"], capture_output=True, text=True, check=True).stdout
+        assert "PTXOPT_T_CHANGE=new\n" in got and "PTXOPT_T_NEW=1\n" in got
+        assert "PTXOPT_T_DROP" not in got and "PTXOPT_T_KEEP=same\n" in got
+    finally:
+        server.set_environ(saved)
+    assert dict(os.environ) == saved
