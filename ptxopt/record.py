@@ -13,11 +13,16 @@ TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (start-up
 if TYPE_CHECKING:
     from typing import Any, ClassVar, TypeVar
 
-    R = TypeVar("R", bound="Record | Node")
+    R = TypeVar("R")  # a Record, a Node or a class of ptxopt.ptx.nodes
 
 
 def _slots(node: object) -> tuple[str, ...]:
-    slots: tuple[str, ...] = getattr(type(node), "__slots__")  # noqa: B009
+    """The fields of ``node``: its class's ``__slots__``, or, for a class compiled as
+    a native class (which has none), the attributes mypyc lists for it."""
+    cls = type(node)
+    slots: tuple[str, ...] | None = getattr(cls, "__slots__", None)
+    if slots is None:
+        slots = getattr(cls, "__mypyc_attrs__")  # noqa: B009
     return slots
 
 

@@ -57,6 +57,11 @@ def test_values_compare_by_class_and_fields(v: object) -> None:
         v.x = 1  # type: ignore[attr-defined]
     with pytest.raises(AttributeError, match="immutable"):
         del v.__slots__  # type: ignore[attr-defined]
+    cls = type(v)
+    names = cls.__slots__ if hasattr(cls, "__slots__") else cls.__mypyc_attrs__  # type: ignore[attr-defined]
+    for name in names:
+        with pytest.raises(AttributeError, match="immutable"):
+            setattr(v, name, getattr(v, name))  # not even to the same value
 
 
 def test_field_differences_and_classes_are_unequal() -> None:
@@ -101,3 +106,23 @@ def test_replace_copies_a_record_with_changes() -> None:
     loc = DebugLoc(1, 2, 3, "x")
     assert replace(loc, before=(loc,)).before == (loc,) and loc.before == ()
     assert replace(Addr(Reg("%rd1"), 4), offset=8) == Addr(Reg("%rd1"), 8)
+
+
+def test_an_instruction_copies_pickles_and_prints_its_fields() -> None:
+    """``Instr`` (a native class in the compiled build, ``ptxopt.ptx.nodes``) behaves
+    as the other statements: mutable, compared by identity, copied and pickled with
+    every field, printed with every field."""
+    from ptxopt.ptx.ast import Instr
+
+    ins = Instr("ld", (".global", ".u32"), [Reg("%r1"), Addr(Reg("%rd1"), 4)], Reg("%p1"), True)
+    ins = Instr(ins.opcode, ins.mods, ins.operands, ins.pred, ins.pred_neg, Span("k.ptx", 3, 5))
+    fields = ("opcode", "mods", "operands", "pred", "pred_neg", "span")
+    for twin in (copy.copy(ins), copy.deepcopy(ins), pickle.loads(pickle.dumps(ins))):
+        assert twin is not ins and twin != ins  # identity
+        assert [getattr(twin, f) for f in fields] == [getattr(ins, f) for f in fields]
+    assert copy.deepcopy(ins).operands is not ins.operands
+    assert eval(repr(ins)).span == ins.span and repr(ins).startswith("Instr(opcode='ld', ")
+    assert ins.name == "ld.global.u32"
+    ins.pred = None
+    ins.operands.append(Imm(0, "0"))
+    assert ins.pred is None and len(ins.operands) == 3

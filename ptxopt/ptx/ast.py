@@ -14,24 +14,9 @@ order: ``ld.global.L2::128B.v4.f32`` is ``opcode="ld"`` with
 
 from __future__ import annotations
 
+from ptxopt.ptx.nodes import Instr as Instr
+from ptxopt.ptx.nodes import Span as Span
 from ptxopt.record import Node, Record, set_field
-
-
-class Span(Record):
-    """A position in a source file (1-based line and column)."""
-
-    __slots__ = ("file", "line", "col")
-    file: str
-    line: int
-    col: int
-
-    def __init__(self, file: str, line: int, col: int) -> None:
-        set_field(self, "file", file)
-        set_field(self, "line", line)
-        set_field(self, "col", col)
-
-    def __str__(self) -> str:
-        return f"{self.file}:{self.line}:{self.col}"
 
 
 class PtxError(Exception):
@@ -258,33 +243,6 @@ Operand = Reg | Imm | Sym | Sink | Not | Vec | Pair | Addr | ParenList | Expr | 
 
 # ---------------------------------------------------------------------------
 # Statements inside a function body
-
-
-class Instr(Node):
-    """One PTX instruction, optionally guarded by ``@pred`` / ``@!pred``."""
-
-    __slots__ = ("opcode", "mods", "operands", "pred", "pred_neg", "span")
-
-    def __init__(
-        self,
-        opcode: str,
-        mods: tuple[str, ...],
-        operands: list[Operand],
-        pred: Reg | None = None,
-        pred_neg: bool = False,
-        span: Span | None = None,
-    ) -> None:
-        self.opcode = opcode
-        self.mods = mods
-        self.operands = operands
-        self.pred = pred
-        self.pred_neg = pred_neg
-        self.span = span
-
-    @property
-    def name(self) -> str:
-        """The full opcode spelling, e.g. ``ld.global.v4.f32``."""
-        return self.opcode + "".join(self.mods)
 
 
 class Label(Node):
