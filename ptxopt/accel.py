@@ -3,7 +3,7 @@ and which of them this installation runs compiled.
 
 The modules below are plain, mypy-checked Python.  Building the package from source
 (``pip install .``) compiles them into C extensions with mypyc when it can (mypy
-from a wheel, a C compiler on the machine): the round trip runs 1.29-1.38x as fast
+from a wheel, a C compiler on the machine): the round trip runs 1.31-1.37x as fast
 (docs/tools.md).  The classes made per line of input -- the AST's ``Span`` and
 ``Instr`` (``ptxopt.ptx.nodes``) and the IR's (``ptxopt.ir.core``) -- are compiled
 too, so the parser makes them and the validator, the lifter, the lowering and the
