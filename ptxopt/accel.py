@@ -30,6 +30,10 @@ COMPILED = (
     "ptxopt.ir.lower",
     "ptxopt.ir.core",
     "ptxopt.ori.view",
+    "ptxopt.ori.capability",
+    "ptxopt.ori.ur_alloc",
+    "ptxopt.ori.conv_alloc",
+    "ptxopt.ori.report",
 )
 
 

@@ -257,6 +257,7 @@ class FuncPlan:
     # descriptor; see with_callees)
     live_across: dict[str, int] = field(default_factory=dict)
     attempts: int = 0
+    costs_computed: int = 0  # by the retry loop and the final pass (reused ones not counted)
     budget_demoted: int = 0
     converted: int = 0
     diagnostics: list[str] = field(default_factory=list)
@@ -1715,6 +1716,18 @@ def with_callees(funcs: list[Func], plans: list[FuncPlan]) -> None:
                 setattr(plans[i], attr, best)
 
 
+# The retry loop reuses a cost while nothing it read changed (:class:`_Costs`); the
+# tests turn this off to check that the decisions are those of computing every cost
+# again (a module attribute, so that it can be set on a compiled build too).
+REUSE_COSTS = True
+
+# what :func:`_cost` is given and returns (a stand-in takes its place in tests)
+CostFn = Callable[
+    [Web, set[str], "_Ctx | None", dict[int, str], list[Bridge], set[str], dict[int, str | None]],
+    int,
+]
+
+
 class _Costs:
     """The costs of the retry loop, recomputed only where an input changed.
 
@@ -1725,14 +1738,20 @@ class _Costs:
     webs it tested was demoted by the attempt before or so far in this one (a result
     is checked at every attempt, so older demotions were checked before) and every
     claim it reads is as it found it -- so the costs, bridges and claims are exactly
-    those of computing all of them again."""
+    those of computing all of them again.  ``compute`` replaces :func:`_cost` (tests);
+    ``computed`` counts the costs computed, reused ones not included."""
 
-    __slots__ = ("webs", "ur", "ctx", "changed", "kept")
+    __slots__ = ("webs", "ur", "ctx", "changed", "kept", "compute", "reuse", "computed")
 
-    def __init__(self, webs: Webs, ur: set[str], ctx: _Ctx) -> None:
+    def __init__(
+        self, webs: Webs, ur: set[str], ctx: _Ctx | None, compute: CostFn | None = None
+    ) -> None:
         self.webs = webs
         self.ur = ur
         self.ctx = ctx
+        self.compute = compute
+        self.reuse = REUSE_COSTS
+        self.computed = 0
         self.changed: set[str] = set()  # demoted by the last attempt and this one so far
         # web -> (cost, webs tested, claims found, claims left, bridges)
         self.kept: dict[
@@ -1740,7 +1759,7 @@ class _Costs:
         ] = {}
 
     def cost(self, k: str, claims: dict[int, str]) -> int:
-        hit = self.kept.get(k)
+        hit = self.kept.get(k) if self.reuse else None
         if hit is not None:
             c, touched, found, left, _ = hit
             if touched.isdisjoint(self.changed) and all(
@@ -1751,7 +1770,13 @@ class _Costs:
         tested: set[str] = set()
         read: dict[int, str | None] = {}
         out: list[Bridge] = []
-        c = _cost(self.webs[k], self.ur, self.ctx, claims, out, tested, read)
+        ctx = self.ctx
+        if self.compute is not None:
+            c = self.compute(self.webs[k], self.ur, ctx, claims, out, tested, read)
+        else:
+            assert ctx is not None
+            c = _cost(self.webs[k], self.ur, ctx, claims, out, tested, read)
+        self.computed += 1
         self.kept[k] = (c, tested, read, {cid: claims[cid] for cid in read}, out)
         return c
 
@@ -1897,6 +1922,7 @@ def plan_function(
             seen_b.add(key)
             uniq.append(br)
     plan.bridges = sorted(uniq, key=lambda b: (b.line, b.kind, b.reg))
+    plan.costs_computed = costs.computed
     # a constant operand only materialises in UR for a uniform reader that is not
     # itself a constant (ULDC / UMOV); per-thread readers take it as a c[bank][offset]
     # or immediate operand.  Identities of constants (cvta.to.global) chain, so settle

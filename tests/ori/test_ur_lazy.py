@@ -14,7 +14,7 @@ from ptxopt.ir.core import Func, Value
 from ptxopt.ir.lift import lift_module
 from ptxopt.ori import ur_alloc
 from ptxopt.ori.ur_alloc import FuncPlan, plan_function
-from ptxopt.ori.view import scan
+from ptxopt.ori.view import Web, Webs, scan
 from ptxopt.ptx.parser import parse
 from tests.ori.test_ur_rules import HEAD, REGS, _kernel
 
@@ -239,46 +239,29 @@ def _plan_summary(p: FuncPlan) -> tuple[object, ...]:
 def test_reused_costs_equal_costs_computed_again(rel: str, monkeypatch: pytest.MonkeyPatch) -> None:
     """The retry loop reuses a web's cost (and replays its slot claims) when nothing it
     read changed: every decision, cost, bridge and count must be what computing every
-    cost again at every attempt gives -- and some costs must have been reused."""
+    cost again at every attempt gives -- and some costs must have been reused.  (The
+    switch is a module attribute, so this runs on the compiled build too.)"""
     mod = lift_module(parse((CORPUS / rel).read_text(), rel))
     md = analyze_module(mod)
-    calls = {"cost": 0, "computed": 0}
-    real_cost = ur_alloc._cost
-
-    def counted(*args: object) -> int:
-        calls["computed"] += 1
-        return real_cost(*args)  # type: ignore[arg-type]
-
-    real_method = ur_alloc._Costs.cost
-
-    def counted_method(self: ur_alloc._Costs, k: str, claims: dict[int, str]) -> int:
-        calls["cost"] += 1
-        return real_method(self, k, claims)
-
-    monkeypatch.setattr(ur_alloc, "_cost", counted)
-    monkeypatch.setattr(ur_alloc._Costs, "cost", counted_method)
     plans = {
-        (f.name, sm): _plan_summary(plan_function(f, md.funcs[f.name], sm))
-        for f in mod.funcs
-        for sm in (80, 90)
+        (f.name, sm): plan_function(f, md.funcs[f.name], sm) for f in mod.funcs for sm in (80, 90)
     }
-    assert calls["computed"] < calls["cost"]  # the reuse is exercised
-
-    def again(self: ur_alloc._Costs, k: str, claims: dict[int, str]) -> int:
-        self.kept.pop(k, None)  # nothing kept: computed anew
-        return real_method(self, k, claims)
-
-    monkeypatch.setattr(ur_alloc._Costs, "cost", again)
-    for f in mod.funcs:
-        for sm in (80, 90):
-            assert _plan_summary(plan_function(f, md.funcs[f.name], sm)) == plans[f.name, sm], (
-                f"{rel} {f.name} sm_{sm}"
-            )
+    monkeypatch.setattr(ur_alloc, "REUSE_COSTS", False)
+    again = {
+        (f.name, sm): plan_function(f, md.funcs[f.name], sm) for f in mod.funcs for sm in (80, 90)
+    }
+    for key, plan in plans.items():
+        assert _plan_summary(plan) == _plan_summary(again[key]), f"{rel} {key}"
+    reused = sum(p.costs_computed for p in plans.values())
+    computed = sum(p.costs_computed for p in again.values())
+    assert 0 < reused < computed  # the reuse is exercised
 
 
-def test_a_kept_cost_is_reused_only_while_what_it_read_is_unchanged(
-    monkeypatch: pytest.MonkeyPatch,
-) -> None:
+def _stand_in_webs(*names: str) -> Webs:
+    return Webs({k: [] for k in names}, dict.fromkeys(names, ".b32"))
+
+
+def test_a_kept_cost_is_reused_only_while_what_it_read_is_unchanged() -> None:
     """The reuse rule itself, on a stand-in cost that reads one slot claim and tests
     one web's membership: a cost is computed again when that web was demoted by the
     last attempt, or when the claim it read is not as it found it (an earlier web that
@@ -286,17 +269,16 @@ def test_a_kept_cost_is_reused_only_while_what_it_read_is_unchanged(
     computed: list[str] = []
 
     def cost(
-        w: str, ur: set[str], ctx: object, claims: dict[int, str], out: list[object],
+        w: Web, ur: set[str], ctx: object, claims: dict[int, str], out: list[ur_alloc.Bridge],
         touched: set[str], seen: dict[int, str | None],
     ) -> int:  # fmt: skip
-        computed.append(w)
-        touched.add("x" if w == "a" else "y")
+        computed.append(w.name)
+        touched.add("x" if w.name == "a" else "y")
         seen.setdefault(7, claims.get(7))
-        owner = claims.setdefault(7, w)
-        return 1 if owner == w else 2
+        owner = claims.setdefault(7, w.name)
+        return 1 if owner == w.name else 2
 
-    monkeypatch.setattr(ur_alloc, "_cost", cost)
-    costs = ur_alloc._Costs({"a": "a", "b": "b"}, set(), None)  # type: ignore[arg-type]
+    costs = ur_alloc._Costs(_stand_in_webs("a", "b"), set(), None, cost)
 
     def attempt(*names: str) -> tuple[list[int], dict[int, str]]:
         claims: dict[int, str] = {}
@@ -310,3 +292,4 @@ def test_a_kept_cost_is_reused_only_while_what_it_read_is_unchanged(
     assert attempt("b") == ([1], {7: "b"}) and computed[-1] == "b"  # 'a' left: claim free
     n = len(computed)
     assert attempt("b") == ([1], {7: "b"}) and len(computed) == n  # reused, claim replayed
+    assert costs.computed == n
