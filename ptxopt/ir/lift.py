@@ -20,6 +20,7 @@ from ptxopt.analysis.dominators import DomTree
 from ptxopt.analysis.liveness import bits_of, liveness
 from ptxopt.ir.core import CARRY, Block, Func, Inst, IRModule, Phi, Value
 from ptxopt.ir.operands import reg_names
+from ptxopt.ir.regtypes import RegTypes
 from ptxopt.ir.scopes import Item, resolve_scopes
 from ptxopt.ptx.ast import (
     BranchTargets,
@@ -32,6 +33,7 @@ from ptxopt.ptx.ast import (
     Sym,
 )
 from ptxopt.ptx.opcodes import is_special_register, lookup
+from ptxopt.ptx.parser import enter_range
 
 
 def lift_module(mod: Module) -> IRModule:
@@ -360,21 +362,22 @@ class _Names:
 
     __slots__ = ("reg_types", "index", "names", "specials")
 
-    def __init__(self, reg_types: dict[str, str]) -> None:
+    def __init__(self, reg_types: RegTypes) -> None:
         self.reg_types = reg_types
         self.index: dict[str, int] = {}
         self.names: list[str] = []
         self.specials: list[str] = []
 
     def known(self, name: str, ast: Instr, write: bool = False) -> int:
-        try:
-            self.reg_types[name]  # a name of a range is entered on first sight
-        except KeyError:
+        rt = self.reg_types
+        # a name of a range is entered on first sight (what RegTypes.__missing__
+        # does, without an interpreted call per register on the compiled build)
+        if not dict.__contains__(rt, name) and enter_range(rt, rt.ranges, rt.order, name) is None:
             if name != CARRY:
                 if write:
-                    raise PtxError(ast.span, f"cannot write to '{name}'") from None
+                    raise PtxError(ast.span, f"cannot write to '{name}'")
                 if not is_special_register(name):
-                    raise PtxError(ast.span, f"undeclared register '{name}'") from None
+                    raise PtxError(ast.span, f"undeclared register '{name}'")
                 k = self.index[name] = -2 - len(self.specials)
                 self.specials.append(name)
                 return k

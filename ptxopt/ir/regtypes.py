@@ -7,7 +7,7 @@ since a compiled subclass of ``dict`` need not route every lookup through them.
 
 from __future__ import annotations
 
-from ptxopt.ptx.parser import range_lookup
+from ptxopt.ptx.parser import enter_range, range_lookup
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (start-up)
 if TYPE_CHECKING:
@@ -32,11 +32,9 @@ class RegTypes(dict[str, str]):
         return bool(self.ranges) and range_lookup(self.ranges, name) is not None
 
     def __missing__(self, name: str) -> str:
-        t = range_lookup(self.ranges, name) if self.ranges else None
+        t = enter_range(self, self.ranges, self.order, name)
         if t is None:
             raise KeyError(name)
-        self[name] = t
-        self.order.append(name)
         return t
 
     def __contains__(self, name: object) -> bool:

@@ -268,6 +268,18 @@ def range_lookup(ranges: dict[str, tuple[int, str]], name: str) -> str | None:
     return None
 
 
+def enter_range(
+    types: dict[str, str], ranges: dict[str, tuple[int, str]], order: list[str], name: str
+) -> str | None:
+    """Enter ``name`` into ``types`` (and at the end of ``order``) when a range of
+    ``ranges`` declares it; its type, or ``None`` (nothing entered)."""
+    t = range_lookup(ranges, name) if ranges else None
+    if t is not None:
+        types[name] = t
+        order.append(name)
+    return t
+
+
 # instructions whose address operand may name an array element (g[4])
 _ELEMENT_ADDRESS_OPS = frozenset({"ld", "ldu", "st", "atom", "red", "prefetch", "prefetchu"})
 # what may follow a function declaration that lacks its ';' (measured: a variable,
