@@ -3,12 +3,13 @@ and which of them this installation runs compiled.
 
 The modules below are plain, mypy-checked Python.  Building the package from source
 (``pip install .``) compiles them into C extensions with mypyc when it can (mypy
-from a wheel, a C compiler on the machine): the round trip runs 1.31-1.37x as fast
-(docs/tools.md).  The classes made per line of input -- the AST's ``Span`` and
-``Instr`` (``ptxopt.ptx.nodes``) and the IR's (``ptxopt.ir.core``) -- are compiled
+from a wheel, a C compiler on the machine): the round trip runs 1.36-1.47x as fast
+(docs/tools.md).  The classes made per line of input -- the AST's ``Span``, ``Instr`` and
+``Reg`` (``ptxopt.ptx.nodes``) and the IR's (``ptxopt.ir.core``) -- are compiled
 too, so the parser makes them and the validator, the lifter, the lowering and the
-uniform-register model's sweeps (``ptxopt.ori.view``) read them directly without
-calling into the interpreter; compiled, they are native classes:
+uniform-register model (``ptxopt.ori``: its sweeps, phase 74's decisions, phase 86
+and the report rows) read them directly without calling into the interpreter;
+compiled, they are native classes:
 no weak references to them, no attributes beyond those their ``__init__`` sets,
 and the type of each assignment checked at run time (``ptxopt.ir.regtypes``, a
 ``dict`` subclass, stays Python).  Without a compiler, with ``PTXOPT_PURE=1``, and

@@ -226,6 +226,18 @@ def test_module_level_variable_is_not_a_register() -> None:
     assert ins.operands[1] == Sym("buf")
 
 
+def test_a_name_read_as_a_symbol_is_a_register_once_declared_so() -> None:
+    """ptxas takes a .reg declared after the same name was read as a variable: the
+    reads after the declaration are the register (the parser remembers operands by
+    their text; a declaration must make it forget the symbol)."""
+    first, first_addr, _, second, second_addr = instrs(
+        ".reg .b64 %rd<4>;\nmov.u64 %rd1, foo;\nld.global.u64 %rd3, [foo];\n"
+        ".reg .b64 foo;\nmov.u64 foo, 5;\nmov.u64 %rd2, foo;\nld.global.u64 %rd3, [foo];"
+    )
+    assert first.operands[1] == Sym("foo") and first_addr.operands[1] == Addr(Sym("foo"))
+    assert second.operands[1] == Reg("foo") and second_addr.operands[1] == Addr(Reg("foo"))
+
+
 def test_function_signature_forms() -> None:
     mod = parse(
         HEAD

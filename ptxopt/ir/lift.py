@@ -32,7 +32,7 @@ from ptxopt.ptx.ast import (
     Reg,
     Sym,
 )
-from ptxopt.ptx.opcodes import is_special_register, lookup
+from ptxopt.ptx.opcodes import OpInfo, is_special_register, lookup
 from ptxopt.ptx.parser import enter_range
 
 
@@ -43,6 +43,12 @@ def lift_module(mod: Module) -> IRModule:
 
 # ---------------------------------------------------------------------------
 # 2. blocks and edges
+
+# The table entry of each instruction form met, by opcode, modifiers and operand
+# count (what :func:`lookup` keys its own cache by; a call's entry depends on its
+# operands too).  Kept here so that the compiled lifter asks the interpreted table
+# once per form, not once per instruction.
+_INFOS: dict[tuple[str, tuple[str, ...], int], OpInfo] = {}
 
 
 def _build_blocks(func: Func, items: list[Item]) -> None:
@@ -68,7 +74,13 @@ def _build_blocks(func: Func, items: list[Item]) -> None:
             cur.insts.append(raw)
             continue
         ins: Instr = obj  # type: ignore[assignment]
-        info = lookup(ins)
+        if ins.opcode != "call":
+            key = (ins.opcode, ins.mods, len(ins.operands))
+            info = _INFOS.get(key)
+            if info is None:
+                info = _INFOS[key] = lookup(ins)
+        else:
+            info = lookup(ins)
         inst = Inst(ins, info, [], [], None, loc)
         inst.block = cur
         cur.insts.append(inst)

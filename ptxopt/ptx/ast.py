@@ -15,6 +15,7 @@ order: ``ld.global.L2::128B.v4.f32`` is ``opcode="ld"`` with
 from __future__ import annotations
 
 from ptxopt.ptx.nodes import Instr as Instr
+from ptxopt.ptx.nodes import Reg as Reg
 from ptxopt.ptx.nodes import Span as Span
 from ptxopt.record import Node, Record, set_field
 
@@ -34,20 +35,6 @@ class PtxError(Exception):
 
 # ---------------------------------------------------------------------------
 # Operands
-
-
-class Reg(Record):
-    """A register operand: ``%r1``, ``%p2``, a special register such as ``%tid.x``,
-    or a user-named register (``val``)."""
-
-    __slots__ = ("name",)
-    name: str
-
-    def __init__(self, name: str) -> None:
-        set_field(self, "name", name)
-
-    def __str__(self) -> str:
-        return self.name
 
 
 class Sel(Record):

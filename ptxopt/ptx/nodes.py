@@ -1,6 +1,6 @@
-"""The two AST classes made once per line of input: :class:`Span` (where a
-statement is) and :class:`Instr` (an instruction).  :mod:`ptxopt.ptx.ast` exports
-them with the rest of the tree.
+"""The AST classes made once per line of input or per register: :class:`Span`
+(where a statement is), :class:`Instr` (an instruction) and :class:`Reg` (a
+register operand).  :mod:`ptxopt.ptx.ast` exports them with the rest of the tree.
 
 They live apart from the other AST classes so that the compiled build
 (:mod:`ptxopt.accel`) can make them native classes: the parser then creates them,
@@ -12,14 +12,15 @@ equal by fields, hashable, read-only (its ``__init__`` sets its fields through
 mutable and compared by identity, as the other statements.  Both pickle and copy
 through ``__reduce__`` (a native class has no ``__dict__`` or slots for the default
 protocol), and :func:`ptxopt.record.replace` finds an ``Instr``'s fields in
-``__slots__`` or, compiled, in ``__mypyc_attrs__``.
+``__slots__`` or, compiled, in ``__mypyc_attrs__``.  A ``Reg`` is a value like a
+``Span`` (its hash is its name's, as the record it replaces had).
 """
 
 from __future__ import annotations
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (start-up)
 if TYPE_CHECKING:
-    from ptxopt.ptx.ast import Operand, Reg
+    from ptxopt.ptx.ast import Operand
 
 
 class Span:
@@ -57,6 +58,40 @@ class Span:
 
     def __reduce__(self) -> tuple[object, ...]:
         return (Span, (self.file, self.line, self.col))
+
+
+class Reg:
+    """A register operand: ``%r1``, ``%p2``, a special register such as ``%tid.x``,
+    or a user-named register (``val``)."""
+
+    __slots__ = ("name",)
+    name: str
+
+    def __init__(self, name: str) -> None:
+        object.__setattr__(self, "name", name)
+
+    def __setattr__(self, name: str, value: object) -> None:
+        raise AttributeError(f"Reg is immutable: cannot set {name!r}")
+
+    def __delattr__(self, name: str) -> None:
+        raise AttributeError(f"Reg is immutable: cannot delete {name!r}")
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, Reg) or type(other) is not type(self):
+            return NotImplemented
+        return self.name == other.name
+
+    def __hash__(self) -> int:
+        return hash(self.name)
+
+    def __repr__(self) -> str:
+        return f"Reg(name={self.name!r})"
+
+    def __str__(self) -> str:
+        return self.name
+
+    def __reduce__(self) -> tuple[object, ...]:
+        return (Reg, (self.name,))
 
 
 class Instr:

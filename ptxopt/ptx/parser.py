@@ -353,7 +353,8 @@ class Parser:
         # registers already checked as declared in the current scope chain
         self.reg_cache: dict[str, Reg] = {}
         # operand text -> operand, for the operands of INSTR tokens that name only
-        # registers in scope and numbers (emptied with reg_cache)
+        # registers in scope, symbols and numbers (emptied with reg_cache, and by a
+        # .reg declaration, which may turn a symbol's name into a register's)
         self.operand_cache: dict[str, Operand] = {}
         self.depth = 0
         self.is_call = False
@@ -1149,6 +1150,8 @@ class Parser:
         names: list[tuple[str, int | None]] = []
         scope = self.regs
         ncomp = int(vector[2:]) if vector else 0
+        # a name read so far as a symbol (a variable, a label) may now be a register
+        self.operand_cache = {}
         if self.accept(";"):  # ptxas accepts a declaration of no register
             return RegDecl(rtype, names, "", align, self.span(off))
         if ncomp > 4:
@@ -1350,7 +1353,9 @@ class Parser:
             ):
                 return None
             else:
-                return Sym(text)
+                # a symbol until a .reg declaration of its name (which empties the cache)
+                sym = self.operand_cache[text] = Sym(text)
+                return sym
         self.operand_cache[text] = reg
         return reg
 
@@ -1371,9 +1376,7 @@ class Parser:
             offset = int(number)
         if base is None or type(base) is Sink:
             return None
-        addr = Addr(base, offset, (), plus >= 0)
-        if type(base) is Reg:
-            self.operand_cache[text] = addr
+        addr = self.operand_cache[text] = Addr(base, offset, (), plus >= 0)
         return addr
 
     def fast_vector(self, text: str) -> Vec | None:
