@@ -243,13 +243,18 @@ def measure(
         check=True,
     )
 
-    from ptxopt.dropin import make_client
-
-    try:
-        native: Path | None = Path(make_client(str(tmp / "native")))
-    except OSError as e:
-        print(f"(no native client: {e})")
-        native = None
+    # built by the interpreter the processes use: the client names its server's socket
+    # (interpreter, package location, version) and falls back to that interpreter,
+    # so one built here would miss the server of a --venv install
+    made = subprocess.run(
+        [PYTHON, "-m", "ptxopt.dropin", "--ptxopt-make-client", str(tmp / "native")],
+        env=env,
+        capture_output=True,
+        text=True,
+    )
+    native: Path | None = Path(made.stdout.strip()) if made.returncode == 0 else None
+    if native is None:
+        print(f"(no native client: {made.stderr.strip()})")
     cols = ("cli", "drop-in", "resident", "native", "hook", "hook-warm")
     ratios: dict[str, list[tuple[float, float]]] = {c: [] for c in cols}
     lost = dict.fromkeys(cols, 0)

@@ -28,7 +28,7 @@ from ptxopt.ptx.ast import (
     VarDecl,
     Vec,
 )
-from ptxopt.ptx.parser import parse, parse_number, range_lookup
+from ptxopt.ptx.parser import Parser, parse, parse_number, range_lookup
 
 HEAD = ".version 8.0\n.target sm_80\n.address_size 64\n"
 
@@ -200,6 +200,54 @@ def test_plain_integer_lists_read_as_one_token_agree_with_the_token_by_token_pat
     big = ", ".join(str(i % 256) for i in range(100_000))
     mod = parse(HEAD + f".global .b8 tab[100000] = {{ {big} }};\n", "t.ptx")
     assert mod.globals[0].init == "{" + big + "}"
+
+
+def _sections_or_error(text: str, instructions: bool) -> str:
+    try:
+        mod = Parser(text, "t.ptx", instructions).parse_module()
+    except PtxError as e:
+        return f"error {e}"
+    return "\n".join(d.text for d in mod.items if isinstance(d, Directive) and d.name == ".section")
+
+
+def test_section_byte_runs_read_as_one_token_agree_with_the_token_by_token_path() -> None:
+    """Runs of ``.b8`` lines of plain bytes in a section are one lexer token (the debug
+    sections of a -G build).  Whatever the lines hold -- values out of range, octal,
+    hex, signs, labels after a number, lists cut by a comment, other widths -- the
+    module or the error must be what the token-by-token reading gives."""
+    import random
+
+    rng = random.Random(11)
+    values = ["0", "1", "17", "99", "100", "255", "256", "300", "00", "07", "0x1f", "-1"]
+    values += ["1$L__b:", "$L__a", "2 3", "1.5", "0f3f800000", "255U", "1 ,"]
+    others = ["$L__x:", ".b32 .debug_abbrev", ".b64 $L__tmp1+8", ".b16 65535", ".b16 65536"]
+    others += ["/* c */", "// c", ".b32 4294967296", ".b8", "@@DWARF .b8 1", ".b8 1 .b8 2"]
+    seen = set()
+    for _ in range(3000):
+        lines = []
+        for _ in range(rng.randint(1, 6)):
+            if rng.random() < 0.75:
+                sep = rng.choice([",", ", ", " ,", " , ", ",\t"])
+                picked = [rng.choice(values) for _ in range(rng.randint(1, 4))]
+                lines.append(rng.choice([".b8 ", ".b8\t", ".b8  "]) + sep.join(picked))
+            else:
+                lines.append(rng.choice(others))
+        body = rng.choice(["\n", "\n\t", " "]).join(lines)
+        text = HEAD + ".visible .entry k()\n{\nret;\n}\n.section .debug_info\n{\n" + body + "\n}\n"
+        fast = _sections_or_error(text, True)
+        assert fast == _sections_or_error(text, False), body
+        seen.add("error" if fast.startswith("error") else "ok")
+    assert seen == {"ok", "error"}
+    # outside a section the same lines are read token by token: the errors agree
+    for where in (
+        "{body}\n.visible .entry k()\n{{\nret;\n}}\n",
+        ".visible .entry k()\n{{\n{body}\nret;\n}}\n",
+        ".section {body}\n{{\n.b8 1\n}}\n",
+        ".global .b8 t[2] = {{1, 2}};\n{{\n{body}\n}}\n",
+    ):
+        text = HEAD + where.format(body=".b8 1\n.b8 2, 3")
+        fast = _sections_or_error(text, True)
+        assert fast.startswith("error") and fast == _sections_or_error(text, False), where
 
 
 def test_debug_directives() -> None:

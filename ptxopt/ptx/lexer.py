@@ -57,6 +57,13 @@ INIT_LIST = 7
 # (:func:`_statement_may_start`); elsewhere it splits the text as usual.
 INSTR = 8
 
+# ``.b8 1`` ``.b8 0,17`` ...: a run of section data lines of bytes written as plain
+# decimals (0-255, so every value fits), as one token.  The debug sections of a
+# ``-G`` or ``-lineinfo`` build are thousands of such lines, which were a third of
+# the whole file's tokens.  The lexer makes this token only inside ``.section NAME
+# { ... }`` (:func:`_in_section`); elsewhere it splits the text as usual.
+DATA = 9
+
 # Each match is the whitespace and comments before a token, then the token (or the
 # end of the text): one match per token keeps the Python loop short.  Groups are
 # numbered (a number is cheaper to get than a name): see _KINDS.  An identifier
@@ -75,6 +82,7 @@ _TOKEN_PATTERN = r"""
         |0[xX][0-9a-fA-F]+U?|0[bB][01]+U?
         |(?:[0-9]+\.[0-9]*|\.[0-9]+)(?:[eE][+-]?[0-9]+)?|[0-9]+[eE][+-]?[0-9]+
         |0[0-7]*U?|[1-9][0-9]*U?)(?![\w.]))
+    | (%s)
     | (\.[A-Za-z_][\w$:]*)
     | ("(?:[^"\\\n]|\\.)*")
     | (\Z)
@@ -90,8 +98,13 @@ _INSTR_PATTERN = (
     + _OPERAND
     + r")*[ \t]*;"
 )
+_BYTE = r"(?:25[0-5]|2[0-4][0-9]|1[0-9][0-9]|[1-9]?[0-9])(?![\w.$])"
+# a whole line's list: a value the byte pattern does not take ends the run before
+# its line (``.b8 2, 0$L__s:`` is a number and a label)
+_BYTES = r"\.b8[ \t]+" + _BYTE + r"(?:[ \t]*,[ \t]*" + _BYTE + r")*(?![ \t]*,)"
+_DATA_PATTERN = _BYTES + r"(?:[ \t\r\n\f]+" + _BYTES + r")*"
 _FLAGS = re.VERBOSE | re.DOTALL | re.ASCII
-_FAST_RE = re.compile(_TOKEN_PATTERN % _INSTR_PATTERN, _FLAGS)
+_FAST_RE = re.compile(_TOKEN_PATTERN % (_INSTR_PATTERN, _DATA_PATTERN), _FLAGS)
 _TOKEN_RES: list[re.Pattern[str]] = []
 
 
@@ -99,14 +112,14 @@ def _token_re() -> re.Pattern[str]:
     """The pattern without instruction tokens, compiled on first use (a millisecond
     of start-up that most files never need)."""
     if not _TOKEN_RES:
-        _TOKEN_RES.append(re.compile(_TOKEN_PATTERN % "(?!)", _FLAGS))
+        _TOKEN_RES.append(re.compile(_TOKEN_PATTERN % ("(?!)", "(?!)"), _FLAGS))
     return _TOKEN_RES[0]
 
 
 _VERSION_THEN_DIRECTIVE = re.compile(r"([0-9]+\.[0-9]+)(\.[A-Za-z_][\w$]*)\Z")
 # token kind per group number (the most frequent kinds first: the alternatives are
-# tried in order); 8: end of text, 9: malformed number, 10: anything else
-_KINDS = (0, INSTR, ID, INIT_LIST, PUNCT, NUM, DIR, STR)
+# tried in order); 9: end of text, 10: malformed number, 11: anything else
+_KINDS = (0, INSTR, ID, INIT_LIST, PUNCT, NUM, DATA, DIR, STR)
 
 Token = tuple[int, str, int]
 
@@ -219,6 +232,26 @@ def _after_loc_line(out: list[Token]) -> bool:
     )
 
 
+def _in_section(out: list[Token]) -> bool:
+    """Whether the tokens so far end inside the body of ``.section NAME { ... }`` (the
+    walk back stops at the run of data before, or at the nearest brace)."""
+    k = len(out) - 1
+    while k >= 0:
+        kind, text, _ = out[k]
+        if kind == DATA:
+            return True
+        if kind == PUNCT and (text == "{" or text == "}"):
+            return (
+                text == "{"
+                and k >= 2
+                and out[k - 1][0] == DIR
+                and out[k - 2][0] == DIR
+                and out[k - 2][1] == ".section"
+            )
+        k -= 1
+    return False
+
+
 def _scan(
     regex: re.Pattern[str], text: str, start: int, end: int, smap: SourceMap, out: list[Token]
 ) -> None:
@@ -226,17 +259,17 @@ def _scan(
     kinds = _KINDS
     for m in regex.finditer(text, start, end):
         g = m.lastindex
-        if g is not None and g < 8:
-            if g != 1 or _statement_may_start(out):
-                append((kinds[g], m.group(g), m.start(g)))
+        if g is not None and g < 9:
+            if g == 1 and not _statement_may_start(out) or g == 6 and not _in_section(out):
+                _scan(_token_re(), text, m.start(g), m.end(g), smap, out)
             else:
-                _scan(_token_re(), text, m.start(1), m.end(1), smap, out)
+                append((kinds[g], m.group(g), m.start(g)))
             continue
-        if g == 8:
+        if g == 9:
             break
         assert g is not None
         bad = m.group(g)
-        if g == 9 and out and out[-1][1] == ".version" and out[-1][0] == DIR:
+        if g == 10 and out and out[-1][1] == ".version" and out[-1][0] == DIR:
             # measured: ptxas reads ".version 8.0.target" as the version and a directive
             v = _VERSION_THEN_DIRECTIVE.match(bad)
             if v is not None:
@@ -245,7 +278,7 @@ def _scan(
                 append((DIR, v.group(2), at + v.start(2)))
                 continue
         where = smap.span(m.start(g))
-        if g == 9:
+        if g == 10:
             raise PtxError(where, f"malformed number '{bad}'")
         if bad == "/*":
             raise PtxError(where, "unterminated comment")

@@ -53,6 +53,7 @@ from ptxopt.ptx.ast import (
 from ptxopt.ptx.constexpr import ExprError, ExprParser
 from ptxopt.ptx.forms import IGNORED_MODIFIERS as _IGNORED
 from ptxopt.ptx.lexer import (
+    DATA,
     DIR,
     EOF,
     ID,
@@ -389,7 +390,7 @@ class Parser:
     def describe(self, tok: Token) -> str:
         if tok[0] == INIT_LIST:
             return "'='"  # a list initializer where none belongs: its '=' is the error
-        if tok[0] == INSTR:
+        if tok[0] == INSTR or tok[0] == DATA:
             return self.describe(self.plain_tokens(tok)[0])
         return "end of file" if tok[0] == EOF else repr(tok[1])
 
@@ -531,12 +532,12 @@ class Parser:
                     depth -= 1
 
     def plain_tokens(self, tok: Token) -> list[Token]:
-        """The ordinary tokens of an ``INSTR`` token."""
+        """The ordinary tokens of an ``INSTR`` or ``DATA`` token."""
         return tokenize_span(self.text, tok[2], tok[2] + len(tok[1]), self.smap)
 
     def expand_here(self) -> None:
-        """Put the ordinary tokens of the ``INSTR`` token here in its place (where
-        something other than a statement is read)."""
+        """Put the ordinary tokens of the ``INSTR`` or ``DATA`` token here in its place
+        (where something other than a statement is read)."""
         self.toks[self.i : self.i + 1] = self.plain_tokens(self.toks[self.i])
 
     # -- module ------------------------------------------------------------
@@ -622,7 +623,10 @@ class Parser:
                 raise self.error("expected '}' to close .section, found end of file", off)
             if kind == PUNCT and text == "}":
                 break
+            if kind == DATA:  # .b8 lines of bytes, each value in range (the lexer's)
+                continue
             if kind == PUNCT and text == "@" and self.peek()[1] == "@":
+                self.plain_line(off)
                 self.line_tokens(off)  # an @@DWARF line
                 continue
             if kind == ID and self.peek()[1] == ":":
@@ -638,7 +642,19 @@ class Parser:
         end = self.toks[self.i - 1][2] + 1
         return Directive(".section", self.text[start:end], self.span(start))
 
+    def plain_line(self, start: int) -> None:
+        """Put the ordinary tokens of any ``DATA`` token on the line of ``start`` in its
+        place (a run of data lines is one token only where a data line starts)."""
+        end = self.smap.line_end(start)
+        k = self.i
+        while self.toks[k][0] != EOF and self.toks[k][2] < end:
+            if self.toks[k][0] == DATA:
+                self.toks[k : k + 1] = self.plain_tokens(self.toks[k])
+            k += 1
+
     def section_value(self, width: int) -> None:
+        if self.toks[self.i][0] == DATA:  # a data line where a value belongs
+            self.expand_here()
         kind, text, off = self.next()
         negative = kind == PUNCT and text == "-" and self.peek()[0] == NUM
         if negative:
@@ -659,6 +675,8 @@ class Parser:
             raise self.error(f"expected a section value, found {self.describe((kind, text, off))}")
         while self.peek()[1] in ("+", "-") and self.peek()[0] == PUNCT:
             self.i += 1
+            if self.toks[self.i][0] == DATA:
+                self.expand_here()
             nxt = self.next()
             if nxt[0] not in (NUM, ID, DIR):
                 raise self.error("expected a section value", nxt[2])
