@@ -23,7 +23,20 @@ if TYPE_CHECKING:
     from ptxopt.ptx.ast import Operand
 
 
-class Span:
+class _Value:
+    """The base of the read-only classes here: every field is set once, by ``__init__``
+    (through ``object.__setattr__``)."""
+
+    __slots__ = ()
+
+    def __setattr__(self, name: str, value: object) -> None:
+        raise AttributeError(f"{type(self).__name__} is immutable: cannot set {name!r}")
+
+    def __delattr__(self, name: str) -> None:
+        raise AttributeError(f"{type(self).__name__} is immutable: cannot delete {name!r}")
+
+
+class Span(_Value):
     """A position in a source file (1-based line and column)."""
 
     __slots__ = ("file", "line", "col")
@@ -35,12 +48,6 @@ class Span:
         object.__setattr__(self, "file", file)
         object.__setattr__(self, "line", line)
         object.__setattr__(self, "col", col)
-
-    def __setattr__(self, name: str, value: object) -> None:
-        raise AttributeError(f"Span is immutable: cannot set {name!r}")
-
-    def __delattr__(self, name: str) -> None:
-        raise AttributeError(f"Span is immutable: cannot delete {name!r}")
 
     def __eq__(self, other: object) -> bool:
         if not isinstance(other, Span) or type(other) is not type(self):
@@ -60,7 +67,7 @@ class Span:
         return (Span, (self.file, self.line, self.col))
 
 
-class Reg:
+class Reg(_Value):
     """A register operand: ``%r1``, ``%p2``, a special register such as ``%tid.x``,
     or a user-named register (``val``)."""
 
@@ -69,12 +76,6 @@ class Reg:
 
     def __init__(self, name: str) -> None:
         object.__setattr__(self, "name", name)
-
-    def __setattr__(self, name: str, value: object) -> None:
-        raise AttributeError(f"Reg is immutable: cannot set {name!r}")
-
-    def __delattr__(self, name: str) -> None:
-        raise AttributeError(f"Reg is immutable: cannot delete {name!r}")
 
     def __eq__(self, other: object) -> bool:
         if not isinstance(other, Reg) or type(other) is not type(self):
