@@ -146,9 +146,35 @@ def parse_ptxas_args(argv: Sequence[str]) -> PtxasArgs:
     return out
 
 
+# _is_self's answers (a server worker asks for every request): by the path, the file it
+# names (device, inode, size, change time) and who is asking
+_self_answers: dict[tuple[object, ...], bool] = {}
+
+
 def _is_self(path: str) -> bool:
     """Is ``path`` this program (the console script, a link to it, or the native
     client that handed this run over: ``PTXOPT_CLIENT_EXE``)?"""
+    try:
+        st = os.stat(path)
+    except OSError:
+        return False
+    key = (
+        path,
+        st.st_dev,
+        st.st_ino,
+        st.st_size,
+        st.st_mtime_ns,
+        st.st_ctime_ns,
+        sys.argv[0] if sys.argv else "",
+        os.environ.get("PTXOPT_CLIENT_EXE"),
+    )
+    known = _self_answers.get(key)
+    if known is None:
+        known = _self_answers[key] = _is_self_uncached(path)
+    return known
+
+
+def _is_self_uncached(path: str) -> bool:
     real = os.path.realpath(path)
     me = os.path.realpath(sys.argv[0]) if sys.argv and sys.argv[0] else ""
     if real == me:
@@ -299,7 +325,11 @@ def optimize_with_server_or_here(
     return optimize_text(text, name, arch, passes, knobs, later)
 
 
-def run(argv: Sequence[str]) -> int:
+def run(argv: Sequence[str], after: list[Callable[[], None]] | None = None) -> int:
+    """Optimize the inputs of a ptxas command line and run the real ptxas on the
+    result; its exit status.  The temporary files go before this returns, or, given
+    ``after``, in the functions this appends to it (a server worker answers its client
+    first)."""
     real = find_real_ptxas()
     if real is None:
         print(
@@ -344,11 +374,18 @@ def run(argv: Sequence[str]) -> int:
     finally:
         for step in later:  # an exception before ptxas ran
             step()
-        for path in made:
-            try:
-                os.unlink(path)
-            except OSError:
-                pass
+        if after is None:
+            _remove(made)
+        else:
+            after.append(lambda: _remove(made))
+
+
+def _remove(paths: list[str]) -> None:
+    for path in paths:
+        try:
+            os.unlink(path)
+        except OSError:
+            pass
 
 
 NVCC_DIR_OPTION = "--ptxopt-make-nvcc"

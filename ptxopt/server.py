@@ -223,10 +223,15 @@ def decode_client_request(payload: bytes) -> tuple[list[str], str, dict[str, str
     return argv, cwd, env
 
 
-def run_for_client(argv: list[str], cwd: str, env: dict[str, str], fds: list[int]) -> int:
+def run_for_client(
+    argv: list[str], cwd: str, env: dict[str, str], fds: list[int], answer: Callable[[int], None]
+) -> None:
     """Run the drop-in on ``argv`` as the client would have: in its directory, with its
-    environment, writing to its standard output and error (``fds``).  Everything is
-    restored afterwards; the server itself is not asked again (``PTXOPT_SERVER=0``)."""
+    environment, writing to its standard output and error (``fds``); the server itself
+    is not asked again (``PTXOPT_SERVER=0``).  ``answer`` gets the exit status as soon
+    as the client's streams are let go (the client exits on it); the worker's own
+    streams come back before that, its environment and directory, and the removal of
+    the run's temporary files, after."""
     from ptxopt import dropin
 
     sys.stdout.flush()
@@ -234,20 +239,26 @@ def run_for_client(argv: list[str], cwd: str, env: dict[str, str], fds: list[int
     saved = [os.dup(1), os.dup(2)]
     saved_env = dict(os.environ)
     saved_cwd = os.getcwd()
+    after: list[Callable[[], None]] = []
     try:
-        os.dup2(fds[0], 1)
-        os.dup2(fds[1], 2)
-        set_environ(dict(env, PTXOPT_SERVER="0"))
-        os.chdir(cwd)
-        dropin.reset_warnings()
-        return dropin.run(argv)
+        try:
+            os.dup2(fds[0], 1)
+            os.dup2(fds[1], 2)
+            set_environ(dict(env, PTXOPT_SERVER="0"))
+            os.chdir(cwd)
+            dropin.reset_warnings()
+            code = dropin.run(argv, after)
+        finally:
+            sys.stdout.flush()
+            sys.stderr.flush()
+            os.dup2(saved[0], 1)
+            os.dup2(saved[1], 2)
+            for fd in saved:
+                os.close(fd)
+        answer(code)
     finally:
-        sys.stdout.flush()
-        sys.stderr.flush()
-        os.dup2(saved[0], 1)
-        os.dup2(saved[1], 2)
-        for fd in saved:
-            os.close(fd)
+        for step in after:
+            step()
         set_environ(saved_env)
         os.chdir(saved_cwd)
 
@@ -266,19 +277,32 @@ def set_environ(env: dict[str, str]) -> None:
 
 def _handle_client(conn: socket.socket, payload: bytes, fds: list[int]) -> None:
     """A native client's ptxas command line: ``PTXR`` and the exit status, or ``PTXF``
-    (the client then works in process) when the request cannot be served."""
+    (the client then works in process) when the request cannot be served.  The
+    client's streams are closed here before either reply: a reader of its output
+    (``make``, a pipe) sees the end of it only once every copy is closed."""
+    answered = False
+
+    def answer(code: int) -> None:
+        nonlocal answered
+        close()
+        answered = True
+        conn.sendall(b"PTXR" + struct.pack(">i", code))
+
+    def close() -> None:
+        while fds:
+            os.close(fds.pop())
+
     try:
         if len(fds) != 2:
             raise ValueError("a client request carries its standard output and error")
         argv, cwd, env = decode_client_request(payload)
-        code = run_for_client(argv, cwd, env, fds)
-        reply = b"PTXR" + struct.pack(">i", code)
+        run_for_client(argv, cwd, env, fds, answer)
     except Exception:
-        reply = b"PTXF" + bytes(4)
+        if not answered:
+            close()
+            conn.sendall(b"PTXF" + bytes(4))
     finally:
-        for fd in fds:
-            os.close(fd)
-    conn.sendall(reply)
+        close()
 
 
 def _handle(conn: socket.socket) -> None:

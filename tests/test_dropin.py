@@ -102,6 +102,26 @@ def test_launcher_is_recognised_as_self(tmp_path: Path) -> None:
         assert not _is_self(PTXAS)
 
 
+def test_the_answer_of_is_self_follows_the_file(tmp_path: Path) -> None:
+    """A server worker keeps _is_self's answers; one for a file that changed since, or
+    that another file replaced under the same name, is not reused."""
+    me = write_dropin(tmp_path)
+    text = me.read_text()
+    assert _is_self(str(me))
+    other = text.replace("ptxopt.dropin", "ptxopt.elsewh")  # same size
+    assert len(other) == len(text)
+    me.write_text(other)
+    assert not _is_self(str(me))
+    me.write_text(text)
+    assert _is_self(str(me))
+    replaced = tmp_path / "new"
+    replaced.write_text("#!/bin/sh\nexit 0\n")
+    replaced.chmod(0o755)
+    os.replace(replaced, me)
+    assert not _is_self(str(me))
+    assert not _is_self(str(tmp_path / "missing"))
+
+
 @needs_ptxas
 def test_dropin_optimizes_and_matches_ptxas(tmp_path: Path, kernel_ptx: Path) -> None:
     dropin = write_dropin(tmp_path / "bin")

@@ -237,3 +237,50 @@ def test_set_environ_makes_the_environment_equal(monkeypatch: pytest.MonkeyPatch
     finally:
         server.set_environ(saved)
     assert dict(os.environ) == saved
+
+
+def test_a_client_is_answered_before_the_worker_puts_itself_back(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """:func:`server.run_for_client` answers once ptxas is done and the client's
+    streams are let go; the temporary copy is removed and the worker's directory and
+    environment come back after the answer, before the call returns."""
+    from tests.test_dropin import fake_ptxas
+
+    temp = tmp_path / "tmp"
+    temp.mkdir()
+    work = tmp_path / "work"
+    work.mkdir()
+    (work / "k.ptx").write_text(PTX)
+    monkeypatch.setattr("tempfile.tempdir", str(temp))
+    fake = fake_ptxas(tmp_path / "fake", tmp_path / "seen.ptx", 0)
+    monkeypatch.delenv("PTXOPT_T_CLIENT", raising=False)
+    env = dict(os.environ, PTXOPT_PTXAS=str(fake), PTXOPT_PASSES="none", PTXOPT_T_CLIENT="1")
+    here = os.getcwd()
+    before = dict(os.environ)
+    r, w = os.pipe()
+    fds = [os.dup(w), os.dup(w)]
+    seen: list[tuple[int, list[str], str, str | None, bytes]] = []
+
+    def answer(code: int) -> None:
+        # the worker has given back its standard streams: once the handler closes the
+        # copies it was sent (as _handle_client does), the pipe reads to its end
+        for fd in (w, *fds):
+            os.close(fd)
+        os.set_blocking(r, False)
+        try:
+            end = os.read(r, 1 << 16)  # b"": no writer is left
+        except BlockingIOError:
+            end = b"a writer is still open"
+        os.close(r)
+        temps = sorted(p.name for p in temp.iterdir())
+        seen.append((code, temps, os.getcwd(), os.environ.get("PTXOPT_T_CLIENT"), end))
+
+    server.run_for_client(["-arch=sm_80", "k.ptx", "-o", "k.cubin"], str(work), env, fds, answer)
+    assert len(seen) == 1
+    code, files_then, cwd_then, var_then, end = seen[0]
+    assert code == 0 and end == b""
+    assert len(files_then) == 1 and files_then[0].endswith("-k.ptx")  # still there
+    assert cwd_then == str(work) and var_then == "1"  # the client's, still
+    assert list(temp.iterdir()) == []
+    assert os.getcwd() == here and dict(os.environ) == before
