@@ -26,6 +26,7 @@ from ptxopt.ptx.ast import (
     VarDecl,
     Vec,
 )
+from ptxopt.ptx.opinfo import OpInfo
 
 VALUES = [
     Span("a.ptx", 3, 4),
@@ -42,6 +43,7 @@ VALUES = [
     Addr(Reg("%rd1"), 8, (Vec((Reg("%r1"),)),)),
     ParenList((Reg("%r1"), Imm(0, "0"))),
     Expr("g+4"),
+    OpInfo("add", (0,), (1, 2), (), ".s32", None, None, *[False] * 5, True, True, "default"),
 ]
 
 

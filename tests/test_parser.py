@@ -409,3 +409,59 @@ def test_range_lookup_splits_stem_and_index(name: str, expected: str | None) -> 
         "%s12": (10, ".b16"),
     }
     assert range_lookup(ranges, name) == expected
+
+
+def _range_lookup_reference(ranges: dict[str, tuple[int, str]], name: str) -> str | None:
+    """range_lookup as it was first written, with nothing remembered: the stem
+    without any trailing digit first, then every longer stem, longest first."""
+    stem = name.rstrip("0123456789")
+    k = len(stem)
+    for j in [k, *range(len(name) - 1, k, -1)] if k < len(name) else []:
+        entry = ranges.get(name[:j])
+        if entry is not None and int(name[j:]) < entry[0]:
+            return entry[1]
+    return None
+
+
+def test_range_lookup_answers_each_set_of_ranges_anew() -> None:
+    """The split of a name into stem and index is remembered across calls (and
+    functions, and modules); the answer still comes from the ranges of each call."""
+    names = [
+        f"{stem}{i}" for stem in ("%r", "%rd", "%p", "%f1", "%s", "x") for i in range(0, 130, 7)
+    ]
+    names += ["%r", "%r037", "%rd00", "%f"]
+    sets = [
+        {"%r": (100, ".b32"), "%rd": (8, ".b64")},
+        {"%r": (7, ".s32"), "%p": (50, ".pred"), "%f1": (3, ".f32")},
+        {"%r1": (30, ".b16"), "%s1": (9, ".b8"), "%s": (1000, ".u32"), "x": (64, ".b32")},
+        {},
+    ]
+    for _ in range(2):  # the second round finds every split remembered
+        for ranges in sets:
+            for name in names:
+                assert range_lookup(ranges, name) == _range_lookup_reference(ranges, name), name
+
+
+def test_source_map_spans_in_any_order() -> None:
+    """SourceMap.span walks on from the last line it gave (the parser asks in text
+    order) and searches otherwise: every order gives each offset's line and column."""
+    import random
+
+    from ptxopt.ptx.lexer import SourceMap
+
+    rng = random.Random(7)
+    lines = ["".join("x" for _ in range(rng.choice([0, 0, 1, 3, 40]))) for _ in range(300)]
+    text = "\n".join(lines) + "\n"
+
+    def where(offset: int) -> tuple[int, int]:
+        before = text[:offset]
+        return before.count("\n") + 1, offset - (before.rfind("\n") + 1) + 1
+
+    offsets = list(range(len(text) + 1))
+    orders = [offsets, offsets[::-1], offsets[::3] + offsets[1::3], rng.sample(offsets, 400)]
+    for order in orders:
+        smap = SourceMap(text, "t.ptx")
+        for offset in order:
+            span = smap.span(offset)
+            assert (span.line, span.col) == where(offset), offset
+            assert span.file == "t.ptx"

@@ -83,6 +83,21 @@ def immediate_dominators(
     return idom, rpo
 
 
+# what equality looks at (repr: without preds)
+_COMPARED = (
+    "entry",
+    "idom",
+    "children",
+    "depth",
+    "preorder",
+    "pre",
+    "last",
+    "rpo",
+    "rpo_num",
+    "preds",
+)
+
+
 class DomTree(Node):
     """Dominator tree of a CFG (see the module docstring for conventions).
 
@@ -96,7 +111,6 @@ class DomTree(Node):
         "entry", "idom", "children", "depth", "preorder", "pre", "last", "rpo", "rpo_num",
         "preds", "_frontiers",
     )  # fmt: skip
-    _compare = __slots__[:-1]  # what equality looks at (repr: without preds)
 
     def __init__(
         self,
@@ -127,12 +141,12 @@ class DomTree(Node):
     def __eq__(self, other: object) -> bool:
         if other.__class__ is not self.__class__:
             return NotImplemented
-        return all(getattr(self, n) == getattr(other, n) for n in self._compare)
+        return all(getattr(self, n) == getattr(other, n) for n in _COMPARED)
 
     __hash__ = None  # type: ignore[assignment]  # mutable: as a dataclass, unhashable
 
     def __repr__(self) -> str:
-        fields = ", ".join(f"{n}={getattr(self, n)!r}" for n in self._compare[:-1])
+        fields = ", ".join(f"{n}={getattr(self, n)!r}" for n in _COMPARED[:-1])
         return f"DomTree({fields})"
 
     # -- construction -----------------------------------------------------------------------

@@ -3,8 +3,8 @@
 The graph analyses in this package (RPO, dominators, post-dominators, loops, SCCs, liveness)
 are independent of the IR: a CFG is the nodes ``0 .. n-1``, a successor list per node and an
 entry node.  The IR hands in block indices.  :class:`Graph` bundles successors, predecessors
-(computed once) and the entry, and is itself a cacheable analysis: an object that implements
-:class:`CfgSource` (one method returning its successor lists; the entry is node 0) can be
+(computed once) and the entry, and is itself a cacheable analysis: an object with a
+``cfg_succs()`` method (returning its successor lists; the entry is node 0) can be
 asked for its ``Graph`` through :class:`ptxopt.analysis.manager.AnalysisManager`.
 """
 
@@ -16,15 +16,7 @@ from ptxopt.record import Record, set_field
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (start-up)
 if TYPE_CHECKING:
-    from typing import Protocol
-
     from ptxopt.analysis.manager import AnalysisManager
-
-    class CfgSource(Protocol):
-        """Anything that can describe its CFG as successor lists of block indices
-        (entry = 0)."""
-
-        def cfg_succs(self) -> Sequence[Sequence[int]]: ...
 
 
 Succs = Sequence[Sequence[int]]
@@ -75,7 +67,7 @@ class Graph(Record):
 
     @classmethod
     def compute(cls, fn: object, am: AnalysisManager) -> Graph:
-        """Analysis-manager entry point: ``fn`` must implement :class:`CfgSource`."""
+        """Analysis-manager entry point: ``fn`` must have a ``cfg_succs()`` method."""
         cfg_succs = getattr(fn, "cfg_succs", None)
         if not callable(cfg_succs):
             raise TypeError(f"{type(fn).__name__} does not provide cfg_succs()")

@@ -26,13 +26,10 @@ from __future__ import annotations
 from collections import deque
 from collections.abc import Mapping, Sequence
 
+from ptxopt.analysis.errors import LivenessBudgetExceeded
 from ptxopt.analysis.graph import Succs, preds_of
 from ptxopt.analysis.rpo import postorder
 from ptxopt.record import Record, set_field
-
-
-class LivenessBudgetExceeded(RuntimeError):
-    """The liveness fixed point did not settle within its evaluation budget."""
 
 
 class Liveness(Record):

@@ -130,17 +130,29 @@ class SourceMap:
     def __init__(self, text: str, filename: str) -> None:
         self.text = text
         self.filename = filename
-        self._starts = [0]
-        find = text.find
-        pos = find("\n")
-        starts = self._starts
-        while pos >= 0:
-            starts.append(pos + 1)
-            pos = find("\n", pos + 1)
+        # the offset after each "\n" (a loop over the lines' lengths: compiled, a call
+        # of str.find per line would go through the interpreter's method lookup)
+        starts = self._starts = [0]
+        pos = 0
+        lines = text.split("\n")
+        lines.pop()
+        for line in lines:
+            pos += len(line) + 1
+            starts.append(pos)
+        self._line = 1  # the line of the last span: the parser asks in text order
 
     def span(self, offset: int) -> Span:
-        line = bisect.bisect_right(self._starts, offset)
-        return Span(self.filename, line, offset - self._starts[line - 1] + 1)
+        starts = self._starts
+        line = self._line
+        # in text order the line is the last one or a few after it; else a binary search
+        if starts[line - 1] <= offset and (line + 4 >= len(starts) or offset < starts[line + 4]):
+            n = len(starts)
+            while line < n and starts[line] <= offset:
+                line += 1
+        else:
+            line = bisect.bisect_right(starts, offset)
+        self._line = line
+        return Span(self.filename, line, offset - starts[line - 1] + 1)
 
     def line_end(self, offset: int) -> int:
         """Offset of the end of the line containing ``offset``."""

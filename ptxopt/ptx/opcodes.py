@@ -56,6 +56,7 @@ from ptxopt.ptx.ast import (
     Sel,
     Vec,
 )
+from ptxopt.ptx.opinfo import OpInfo
 from ptxopt.ptx.types import is_float, is_int, type_mods
 from ptxopt.record import Record, set_field
 
@@ -76,102 +77,6 @@ __all__ = [
     "supported_opcodes",
     "STATE_SPACES",
 ]
-
-
-class OpInfo(Record):
-    """What the table knows about one instruction form (see the module docstring)."""
-
-    __slots__ = (
-        "name",
-        "defs",
-        "uses",
-        "rmw",
-        "type",
-        "space",
-        "mem",
-        "side_effects",
-        "barrier",
-        "terminator",
-        "carry_in",
-        "carry_out",
-        "commutative",
-        "pure",
-        "divergence",
-        "types",
-        "addrs",
-        "convergent",
-        "invariant_mem",
-        "ur_min_sm",
-        "arity",
-    )
-    name: str  # the table key: "add", "ld", "wgmma.mma_async"
-    defs: tuple[int, ...]  # operand indices written
-    uses: tuple[int, ...]  # operand indices read (addresses included)
-    rmw: tuple[int, ...]  # indices both read and written (also in defs and uses)
-    type: str | None  # principal (last) type modifier
-    space: str | None  # state space; "" = generic for a memory op; None = no memory
-    mem: str | None  # None, "read", "write", "rw"
-    side_effects: bool  # may not be deleted when its results are unused
-    barrier: bool  # ordering point: nothing that touches memory/registers moves across
-    terminator: bool  # ends a basic block
-    carry_in: bool  # reads the implicit carry flag (addc, subc, madc)
-    carry_out: bool  # writes the implicit carry flag (.cc)
-    commutative: bool  # the first two sources may be swapped
-    pure: bool  # result depends only on operands: CSE/DCE/hoisting may act
-    divergence: str  # seed class for the divergence analysis
-    types: tuple[str, ...]  # every type modifier in source order (cvt: dst, src)
-    addrs: tuple[int, ...]  # operand indices that are memory addresses
-    convergent: bool  # result/effect depends on which lanes execute it together
-    invariant_mem: bool  # reads memory that cannot change in the kernel
-    ur_min_sm: int | None  # lowest sm_ on which the uniform datapath can run it
-    arity: tuple[int, ...]  # operand counts this form accepts
-
-    def __init__(
-        self,
-        name: str,
-        defs: tuple[int, ...],
-        uses: tuple[int, ...],
-        rmw: tuple[int, ...],
-        type: str | None,
-        space: str | None,
-        mem: str | None,
-        side_effects: bool,
-        barrier: bool,
-        terminator: bool,
-        carry_in: bool,
-        carry_out: bool,
-        commutative: bool,
-        pure: bool,
-        divergence: str,
-        *,
-        types: tuple[str, ...] = (),
-        addrs: tuple[int, ...] = (),
-        convergent: bool = False,
-        invariant_mem: bool = False,
-        ur_min_sm: int | None = None,
-        arity: tuple[int, ...] = (),
-    ) -> None:
-        set_field(self, "name", name)
-        set_field(self, "defs", defs)
-        set_field(self, "uses", uses)
-        set_field(self, "rmw", rmw)
-        set_field(self, "type", type)
-        set_field(self, "space", space)
-        set_field(self, "mem", mem)
-        set_field(self, "side_effects", side_effects)
-        set_field(self, "barrier", barrier)
-        set_field(self, "terminator", terminator)
-        set_field(self, "carry_in", carry_in)
-        set_field(self, "carry_out", carry_out)
-        set_field(self, "commutative", commutative)
-        set_field(self, "pure", pure)
-        set_field(self, "divergence", divergence)
-        set_field(self, "types", types)
-        set_field(self, "addrs", addrs)
-        set_field(self, "convergent", convergent)
-        set_field(self, "invariant_mem", invariant_mem)
-        set_field(self, "ur_min_sm", ur_min_sm)
-        set_field(self, "arity", arity)
 
 
 # ---------------------------------------------------------------------------

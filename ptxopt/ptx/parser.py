@@ -249,19 +249,37 @@ class _RegScope:
         return None
 
 
+# a register name -> its longest stem and the index after it (range_lookup's first
+# split), kept across functions and modules: the same names recur in every kernel
+_SPLITS: dict[str, tuple[str, int]] = {}
+_SPLITS_MAX = 1 << 16  # then it starts again (a long-lived server reads many inputs)
+
+
+def _split(name: str) -> tuple[str, int]:
+    """``name`` as (longest stem, decimal index); the index is -1 without digits."""
+    stem = name.rstrip("0123456789")
+    k = len(stem)
+    got = (stem, int(name[k:]) if k < len(name) else -1)
+    if len(_SPLITS) >= _SPLITS_MAX:
+        _SPLITS.clear()
+    _SPLITS[name] = got
+    return got
+
+
 def range_lookup(ranges: dict[str, tuple[int, str]], name: str) -> str | None:
     """The type of ``name`` if a range ``stem<count>`` declares it: ``name`` is a stem
     followed by a decimal index below the count (ptxas takes ``%r037`` too, as a
     register of its own).  The longest stem is tried first, then every shorter
     split point, since a stem may end in digits (``%r1<5>`` declares
     ``%r10``..``%r14``)."""
-    stem = name.rstrip("0123456789")
-    k = len(stem)
-    if k == len(name):
+    split = _SPLITS.get(name)
+    stem, index = split if split is not None else _split(name)
+    if index < 0:
         return None
     entry = ranges.get(stem)
-    if entry is not None and int(name[k:]) < entry[0]:
+    if entry is not None and index < entry[0]:
         return entry[1]
+    k = len(stem)
     for j in range(len(name) - 1, k, -1):
         entry = ranges.get(name[:j])
         if entry is not None and int(name[j:]) < entry[0]:
