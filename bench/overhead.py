@@ -8,7 +8,9 @@ For every corpus file of at least 1,000 lines, side by side in one run (best of
 * ``cli``: ``ptxopt opt -p PASSES FILE -o OUT`` as a process (all of it is added time:
   the user runs ptxas afterwards);
 * ``drop-in``: ``ptxopt-ptxas`` with the same arguments as ptxas, as a process, with
-  the server off (``PTXOPT_SERVER=0``), minus ptxas's time;
+  the server off (``PTXOPT_SERVER=0``), less the time its real ptxas ran in that same
+  run (``PTXOPT_TIMES``; until 2026-12-02 less the ``ptxas`` column's time, which
+  brought ptxas's run-to-run variation into the difference);
 * ``resident``: the same with the resident server already running;
 * ``native``: the native client (``ptxopt-ptxas --ptxopt-make-client``, no Python
   start-up) with the same server; left out when no C compiler builds it;
@@ -24,9 +26,9 @@ For every corpus file of at least 1,000 lines, side by side in one run (best of
 Each column is the added time divided by ptxas's time; the summary gives the
 geometric mean, the maximum, and the maximum over files where ptxas needs >= 0.1 s.
 The processes of one file run in rounds (ptxas, cli, drop-in, resident, native, then
-again), the fastest of each counts.  Where a drop-in's time minus ptxas's comes out at
-or below zero (the work lost in ptxas's own run-to-run variation, on the large files)
-the cell is "-" and left out of the summary, which says how many were.
+again), the fastest of each counts (for a drop-in: the smallest added time).  A cell
+whose added time is not above zero would be "-" and left out of the summary, which
+says how many were.
 It also prints start-up (``ptxopt opt -p none`` on a 100-line file against a bare
 ``python -c pass``) and ``-p none`` throughput in lines/s over the same files.
 
@@ -59,6 +61,17 @@ CORPUS = ROOT / "tests" / "corpus"
 PTXAS = shutil.which("ptxas")
 # the interpreter of the process columns (``--venv``: one with ptxopt installed)
 PYTHON = sys.executable
+
+
+def run_added(cmd: list[str], env: dict[str, str], times: Path) -> float:
+    """A drop-in run's wall time less the time its real ptxas ran in that same run
+    (``PTXOPT_TIMES``): what the drop-in added, free of ptxas's run-to-run variation."""
+    times.unlink(missing_ok=True)
+    wall = run_time(cmd, dict(env, PTXOPT_TIMES=str(times)), 1)
+    lines = times.read_text().splitlines() if times.exists() else []
+    if len(lines) != 1:
+        raise RuntimeError(f"{' '.join(cmd)}: {len(lines)} lines of PTXOPT_TIMES, not 1")
+    return wall - float(lines[0].split()[1])
 
 
 def run_time(cmd: list[str], env: dict[str, str], repeat: int) -> float:
@@ -279,26 +292,27 @@ def measure(
         }
         if native:
             runs["native"] = ([str(native), *as_args], env)
-        # rounds of one run each, in turn: a change of load hits every column alike
+        # rounds of one run each, in turn: a change of load hits every column alike;
+        # a drop-in's own ptxas is timed in the same run and taken off its time
         fastest = {k: math.inf for k in runs}
         for _ in range(args.repeat):
             for k, (cmd, e) in runs.items():
-                fastest[k] = min(fastest[k], run_time(cmd, e, 1))
+                if k in ("ptxas", "cli"):
+                    fastest[k] = min(fastest[k], run_time(cmd, e, 1))
+                else:
+                    fastest[k] = min(fastest[k], run_added(cmd, e, tmp / "times"))
         t_as = fastest["ptxas"]
         t_cli = fastest["cli"]
-        t_cold = fastest["drop-in"]
-        t_res = fastest["resident"]
-        t_nat = fastest.get("native", math.nan)
         best = hook_of[str(p)]
         none_time += none_of[str(p)]
         lines_total += text.count("\n")
-        # a run minus ptxas's own that comes out at or below zero is lost in ptxas's
-        # run-to-run variation: left out of the summary (as "-"), not counted as 0
+        # an added time at or below zero (not expected since the drop-ins time their
+        # own ptxas) is left out of the summary (as "-"), not counted as 0
         added = {
             "cli": t_cli,
-            "drop-in": t_cold - t_as,
-            "resident": t_res - t_as,
-            "native": t_nat - t_as if native else math.nan,
+            "drop-in": fastest["drop-in"],
+            "resident": fastest["resident"],
+            "native": fastest.get("native", math.nan),
             "hook": best,
             "hook-warm": warm_of[str(p)],
         }

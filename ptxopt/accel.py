@@ -4,8 +4,9 @@ and which of them this installation runs compiled.
 The modules below are plain, mypy-checked Python.  Building the package from source
 (``pip install .``) compiles them into C extensions with mypyc when it can (mypy
 from a wheel, a C compiler on the machine): the round trip runs 1.36-1.47x as fast
-and executes 1.82x fewer instructions (docs/tools.md).  The classes made per line
-of input -- the AST's ``Span``, ``Instr`` and ``Reg`` (``ptxopt.ptx.nodes``) and
+and executes 2.0x fewer instructions (docs/tools.md).  The classes made per line
+of input -- the AST's ``Span``, ``Instr`` and common operands (``Reg``, ``Imm``,
+``Sym``, ``Addr``, ``Vec``: ``ptxopt.ptx.nodes``) and
 the IR's (``ptxopt.ir.core``) -- and the opcode
 table's entries (``ptxopt.ptx.opinfo``) are compiled too, so the parser makes them
 and the validator, the lifter, the lowering and the uniform-register model

@@ -24,6 +24,11 @@ Environment:
     this file, for checking that a build really went through ptxopt
 ``PTXOPT_SERVER``
     ``0`` turns off the resident server (:mod:`ptxopt.server`); on by default
+``PTXOPT_TIMES``
+    append one line per run to this file: the seconds before the real ptxas started
+    (ptxopt's work), the seconds the real ptxas took (both runs of it after a
+    fallback), and the inputs -- what the drop-in added to a build, measured in the
+    same run as ptxas's own time
 
 This module imports nothing heavy at start: a run that only forwards (``--version``,
 ``PTXOPT_DISABLE=1``) costs the interpreter's start-up and the real ptxas.
@@ -38,6 +43,7 @@ import shutil
 import subprocess
 import sys
 import tempfile
+import time
 from collections.abc import Callable, Sequence
 
 PROG = "ptxopt-ptxas"
@@ -330,6 +336,7 @@ def run(argv: Sequence[str], after: list[Callable[[], None]] | None = None) -> i
     result; its exit status.  The temporary files go before this returns, or, given
     ``after``, in the functions this appends to it (a server worker answers its client
     first)."""
+    started = time.perf_counter()
     real = find_real_ptxas()
     if real is None:
         print(
@@ -339,17 +346,19 @@ def run(argv: Sequence[str], after: list[Callable[[], None]] | None = None) -> i
         return 127
     args = parse_ptxas_args(argv)
     cmd = [real, *args.argv]
-    if os.environ.get("PTXOPT_DISABLE") == "1" or args.passthrough is not None:
-        if args.passthrough is not None and args.inputs:
-            log(f"skipped {' '.join(args.argv[i] for i in args.inputs)} ({args.passthrough})")
-        return subprocess.call(cmd)
+    clock = _Clock(started, [args.argv[i] for i in args.inputs])
     made: list[str] = []
     later: list[Callable[[], None]] = []
     try:
+        if os.environ.get("PTXOPT_DISABLE") == "1" or args.passthrough is not None:
+            if args.passthrough is not None and args.inputs:
+                log(f"skipped {' '.join(args.argv[i] for i in args.inputs)} ({args.passthrough})")
+            return clock.call(cmd)
         new = _optimize_inputs(args, made, later)
         if new is None:
-            return subprocess.call(cmd)
+            return clock.call(cmd)
         # ptxas starts before the IR is taken apart: a second core does both at once
+        clock.ptxas_starts()
         with subprocess.Popen(
             [real, *new], stdout=subprocess.PIPE, stderr=subprocess.PIPE
         ) as ptxas:
@@ -357,6 +366,7 @@ def run(argv: Sequence[str], after: list[Callable[[], None]] | None = None) -> i
                 step()
             later.clear()
             stdout, stderr = ptxas.communicate()
+        clock.ptxas_ended()
         if ptxas.returncode == 0:
             sys.stdout.buffer.write(stdout)
             sys.stdout.flush()
@@ -370,14 +380,52 @@ def run(argv: Sequence[str], after: list[Callable[[], None]] | None = None) -> i
             + "; assembling the original PTX"
         )
         log(f"fallback ptxas rejected output: {first[0] if first else ptxas.returncode}")
-        return subprocess.call(cmd)
+        return clock.call(cmd)
     finally:
+        clock.write()
         for step in later:  # an exception before ptxas ran
             step()
         if after is None:
             _remove(made)
         else:
             after.append(lambda: _remove(made))
+
+
+class _Clock:
+    """The times of one run for ``PTXOPT_TIMES``: from the start of :func:`run` to
+    the real ptxas's first start, and the real ptxas's runs (wall time each, from
+    before its start to after its end)."""
+
+    def __init__(self, started: float, inputs: list[str]) -> None:
+        self.started = started
+        self.inputs = inputs
+        self.first: float | None = None  # when the real ptxas first started
+        self.ptxas = 0.0
+        self._since = 0.0
+
+    def ptxas_starts(self) -> None:
+        self._since = time.perf_counter()
+        if self.first is None:
+            self.first = self._since
+
+    def ptxas_ended(self) -> None:
+        self.ptxas += time.perf_counter() - self._since
+
+    def call(self, cmd: list[str]) -> int:
+        """The real ptxas run to its end, timed; its exit status."""
+        self.ptxas_starts()
+        try:
+            return subprocess.call(cmd)
+        finally:
+            self.ptxas_ended()
+
+    def write(self) -> None:
+        path = os.environ.get("PTXOPT_TIMES")
+        if not path:
+            return
+        before = (self.first if self.first is not None else time.perf_counter()) - self.started
+        with open(path, "a", encoding="utf-8") as f:
+            f.write(f"{before:.6f} {self.ptxas:.6f} {' '.join(self.inputs)}\n")
 
 
 def _remove(paths: list[str]) -> None:

@@ -277,6 +277,50 @@ def test_temporary_copies_are_removed_and_the_ir_released(
         assert copy.read_text() != example.read_text()  # the round trip's text
 
 
+@pytest.mark.parametrize("mode", ["optimized", "fallback", "disabled"])
+def test_times_split_a_run_into_ptxopt_and_ptxas(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, mode: str
+) -> None:
+    """PTXOPT_TIMES: one line per run, the seconds before the real ptxas started and
+    the seconds it ran (both runs after a fallback), which add up to no more than the
+    whole run.  ptxopt's work is stretched by 0.15 s and each ptxas run takes 0.2 s."""
+    import time
+
+    from ptxopt import dropin
+
+    example = ROOT / "ptxopt" / "examples" / "reduce.ptx"
+    fake = tmp_path / "fake" / "ptxas"
+    fake.parent.mkdir()
+    status = 3 if mode == "fallback" else 0
+    fake.write_text(f"#!/bin/sh\nsleep 0.2\nexit {status}\n")
+    fake.chmod(0o755)
+    work = dropin._optimize_inputs
+
+    def slow(*a: object, **k: object) -> object:
+        time.sleep(0.15)
+        return work(*a, **k)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(dropin, "_optimize_inputs", slow)
+    times = tmp_path / "times"
+    monkeypatch.setenv("PTXOPT_TIMES", str(times))
+    monkeypatch.setenv("PTXOPT_PTXAS", str(fake))
+    monkeypatch.setenv("PTXOPT_SERVER", "0")
+    monkeypatch.setenv("PTXOPT_PASSES", "none")
+    monkeypatch.setenv("PTXOPT_QUIET", "1")
+    monkeypatch.setenv("PTXOPT_DISABLE", "1" if mode == "disabled" else "0")
+    t = time.perf_counter()
+    code = dropin.run(["-arch=sm_80", str(example), "-o", str(tmp_path / "k.cubin")])
+    whole = time.perf_counter() - t
+    assert code == status
+    (line,) = times.read_text().splitlines()
+    before, ptxas, name = line.split(" ", 2)
+    assert name == str(example)
+    runs = 2 if mode == "fallback" else 1
+    assert 0.2 * runs <= float(ptxas) < 0.2 * runs + 5
+    assert (float(before) >= 0.15) == (mode != "disabled")
+    assert float(before) + float(ptxas) <= whole
+
+
 @needs_ptxas
 def test_disable_and_never_runs_itself(tmp_path: Path, kernel_ptx: Path) -> None:
     # the drop-in installed as "ptxas" first on PATH still finds the real one

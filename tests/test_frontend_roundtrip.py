@@ -180,3 +180,57 @@ def test_initializer_expressions_give_one_value_each() -> None:
     assert out.tolist() == [3, 0, 16, 32]
     printed = optimize(text, "i.ptx", []).text
     assert "table[6] = {3, 0, 16, -1, -3, 32};" in printed
+
+
+DECLARED = """.version 8.0
+.target sm_80
+.address_size 64
+
+.visible .entry k(.param .u64 out)
+{
+	.reg .b32 %r<4>;
+	.reg .b32 %r07;
+	.reg .b64 %rd<3>;
+	.reg .b64 %rd04;
+	.reg .b32 %q0, %q00, %q1;
+	.reg .f32 %f0;
+	.reg .pred %p<2>;
+	.reg .b32 x, y9;
+
+	ld.param.u64 %rd1, [out];
+	mov.u32 %r0, %tid.x;
+	add.s32 %r1, %r0, 1;
+	add.s32 %r07, %r1, 2;
+	add.s32 %q0, %r07, 3;
+	add.s32 %q00, %q0, 4;
+	add.s32 %q1, %q00, %q0;
+	add.s32 x, %q1, 1;
+	add.s32 y9, x, 1;
+	cvt.rn.f32.s32 %f0, y9;
+	setp.gt.f32 %p1, %f0, 0f00000000;
+	mul.wide.s32 %rd04, %r1, 4;
+	add.s64 %rd2, %rd1, %rd04;
+	@%p1 st.global.f32 [%rd2], %f0;
+	ret;
+}
+"""
+
+
+def test_declarations_of_indexed_padded_and_plain_names() -> None:
+    """The lowering declares what the body uses: ranges from index 0 (``%r0`` is in
+    ``%r<2>``), a zero-padded name on its own outside its stem's range (``%r07``,
+    ``%rd04``) and inside it taken as the range's (``%q00`` in ``%q<2>``, as ptxas
+    counts it), a sparse index as a name of its own (``y9``), names without an index
+    as they are; ptxas takes the result."""
+    out = optimize(DECLARED, "decl.ptx", []).text
+    decls = [ln.strip() for ln in out.splitlines() if ln.strip().startswith(".reg")]
+    assert decls == [
+        ".reg .pred %p<2>;",
+        ".reg .b32 %q<2>, %r<2>, y9, %r07, x;",
+        ".reg .f32 %f<1>;",
+        ".reg .b64 %rd<3>, %rd04;",
+    ]
+    assert optimize(out, "again.ptx", []).text == out
+    if find_ptxas() is not None:
+        done = assemble(out, "sm_80", disassemble=False)
+        assert done.ok, done.error

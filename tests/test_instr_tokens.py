@@ -101,6 +101,9 @@ CASES = [
     "selp.b32 %r8, %r1, 7, %p2;",
     "atom.global.add.u32 %r9, [%rd1], 1;",
     "st.global.u32 [%rd1+4], %r9;",
+    "st.global.u32 [ %rd1 + 4 ] , %r9;",
+    "atom.global.cas.b32 %r9, [%rd1+8], %r1, %r2;",
+    "atom.global.cas.b32 %r9,[g],%r1,%r2;",
     "shl.b32 %r10, %r1, 2;",
     "bar.sync 0;",
     "ret.uni %r1;",
@@ -167,6 +170,8 @@ WRONG = [
     "add.s32 %r2, %r1, 99999999999999999999999;",  # too large
     "ld.global.u32 %r4, [%rd1-4];",  # '-' after a register
     "ld.global.u32 %r4, [];",
+    "ld.global.u32 %r4, [%rd1, 4];",  # a comma inside the brackets
+    "ld.global.u32 %r4, [%rd1], [%rd1,%rd2];",
     "ld.global.v2.u32 {}, [%rd1];",
     "ld.global.v2.u32 {%r5,, %r6}, [%rd1];",
     "add.s32 %r2, %r1+4, 4;",
@@ -182,8 +187,14 @@ def test_errors_are_the_same(stmt: str) -> None:
     fast = read(text, True)
     assert fast == read(text, False)
     # a label starting with %: a symbol in a branch; an empty vector, a register
-    # plus an offset outside brackets: the validator's to refuse
-    if stmt not in ("bra %nolabel;", "ld.global.v2.u32 {}, [%rd1];", "add.s32 %r2, %r1+4, 4;"):
+    # plus an offset outside brackets, a list in brackets: the validator's to refuse
+    if stmt not in (
+        "bra %nolabel;",
+        "ld.global.v2.u32 {}, [%rd1];",
+        "add.s32 %r2, %r1+4, 4;",
+        "ld.global.u32 %r4, [%rd1, 4];",
+        "ld.global.u32 %r4, [%rd1], [%rd1,%rd2];",
+    ):
         assert fast.startswith("error: t.ptx:"), fast
 
 

@@ -16,9 +16,9 @@ import pytest
 from helpers import ptxas_check
 
 from ptxopt.driver import optimize
-from ptxopt.ptx.ast import Instr
+from ptxopt.ptx.ast import Imm, Instr, Scope, Sym
 from ptxopt.ptx.parser import parse
-from ptxopt.ptx.printer import format_instr
+from ptxopt.ptx.printer import _operand, format_instr
 
 RND = (".rn", ".rz", ".rm", ".rp")
 IRND = (".rni", ".rzi", ".rmi", ".rpi")
@@ -256,3 +256,30 @@ def test_lift_and_lower_keep_every_opcode_spelling(family: str) -> None:
 @pytest.mark.parametrize("family", FAMILIES)
 def test_every_form_is_valid_ptx(family: str, tmp_path: Path) -> None:
     ptxas_check(_kernel(FAMILIES[family]), "sm_90", tmp_path)
+
+
+def _operands_of(stmts: list[object]) -> list[object]:
+    out: list[object] = []
+    for s in stmts:
+        if isinstance(s, Instr):
+            out.extend(s.operands)
+        elif isinstance(s, Scope):
+            out.extend(_operands_of(list(s.body)))
+    return out
+
+
+def test_operands_print_as_their_str() -> None:
+    """The printer reads an immediate's spelling and a symbol's name directly: the
+    same text as ``str`` for every operand of the corpus and for immediates of each
+    kind."""
+    corpus = Path(__file__).parent / "corpus"
+    seen: Counter[str] = Counter()
+    for path in sorted(corpus.glob("*/*.ptx")):
+        for fn in parse(path.read_text(encoding="latin-1"), str(path)).functions:
+            for o in _operands_of(list(fn.body or [])):
+                assert _operand(o) == str(o), (path, o)  # type: ignore[arg-type]
+                seen[type(o).__name__] += 1
+    assert {"Reg", "Imm", "Sym", "Addr", "Vec"} <= set(seen)
+    for o in (Imm(-1, "-1"), Imm(1.0, "0f3F800000", "f32"), Imm(0.5, "0d3FE0000000000000", "f64")):
+        assert _operand(o) == str(o) == o.text
+    assert _operand(Sym("$L__BB0_1")) == "$L__BB0_1"

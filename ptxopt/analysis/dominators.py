@@ -107,10 +107,7 @@ class DomTree(Node):
     ``rpo``/``rpo_num``: the CFG reverse postorder used to build the tree.
     """
 
-    __slots__ = (
-        "entry", "idom", "children", "depth", "preorder", "pre", "last", "rpo", "rpo_num",
-        "preds", "_frontiers",
-    )  # fmt: skip
+    __slots__ = (*_COMPARED, "_frontiers")
 
     def __init__(
         self,

@@ -210,7 +210,7 @@ def _construct_ssa(func: Func) -> None:
                 if slot < nops:
                     start = len(dnames)
                     o = ops[slot]
-                    if o.__class__ is Reg:
+                    if type(o) is Reg:
                         dnames.append(o.name)  # type: ignore[union-attr]
                     else:
                         reg_names(o, dnames)
@@ -226,9 +226,9 @@ def _construct_ssa(func: Func) -> None:
             for slot in use_slots:
                 if slot < nops:
                     o = ops[slot]
-                    if o.__class__ is Reg:
+                    if type(o) is Reg:
                         unames.append(o.name)  # type: ignore[union-attr]
-                    elif o.__class__ is not Imm:
+                    elif type(o) is not Imm:
                         reg_names(o, unames)
             inst.slot_names = dnames + unames
             # tied old values: predicated (partial) definitions, read-modify-write slots

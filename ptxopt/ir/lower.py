@@ -14,22 +14,18 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable
-from itertools import chain
-from operator import attrgetter
 
 from ptxopt.ir.core import CARRY, Block, Func, Inst, IRModule, Value
 from ptxopt.ir.operands import rebuild
 from ptxopt.ir.out_of_ssa import Assignment, Copy, destruct
 from ptxopt.ir.parallel_copy import sequentialize
 from ptxopt.ptx.ast import BranchTargets, DebugLoc, Imm, Instr, Reg, Sym
+from ptxopt.ptx.parser import split_name
 from ptxopt.ptx.printer import format_body, format_instr, format_loc, print_module
 from ptxopt.ptx.types import reg_class
 
 Destructor = Callable[[Func], Assignment]
 
-_DEFS = attrgetter("defs")
-_VAR = attrgetter("var")
-_ID = attrgetter("id")
 _INLINED_AT = re.compile(r"inlined_at\s+(\d+)\s+(\d+)\s+(\d+)")
 
 
@@ -93,7 +89,7 @@ class _Lowerer:
     def lower_inst(self, inst: Inst) -> Instr:
         reg = self.asg.reg.get
         names: list[str | Imm] = [reg(d.id, d.var) for d in inst.defs]
-        names += [u if u.__class__ is Imm else reg(u.id, u.var) for u in inst.uses]  # type: ignore[union-attr]
+        names += [u if type(u) is Imm else reg(u.id, u.var) for u in inst.uses]  # type: ignore[union-attr]
         pred = inst.pred
         ast = inst.ast
         pred_name = reg(pred.id, pred.var) if pred is not None else None
@@ -228,13 +224,22 @@ class _Lowerer:
 
         values: list[Value] = list(func.params)
         for b in func.blocks:
-            values.extend([phi.result for phi in b.phis])
-            values.extend(chain.from_iterable(map(_DEFS, b.insts)))
-        names = map(_VAR, values)
+            for phi in b.phis:
+                values.append(phi.result)
+            for inst in b.insts:
+                values.extend(inst.defs)
+        # the first value of each register name
+        firsts: dict[str, Value] = {}
         if asg.reg:
-            names = map(reg, map(_ID, values), names)
-        # the first value of each register name (the later ones overwrite the earlier)
-        firsts = dict(zip(reversed(list(names)), reversed(values), strict=True))
+            for v in values:
+                name = reg(v.id, v.var)
+                if name not in firsts:
+                    firsts[name] = v
+        else:
+            for v in values:
+                name = v.var
+                if name not in firsts:
+                    firsts[name] = v
         firsts.pop(CARRY, None)
         plain_get = dict.get  # a name lifting entered; RegTypes.get for the others
         for name, v in firsts.items():
@@ -254,14 +259,14 @@ class _Lowerer:
             if name in params:
                 continue
             t = used[name]
-            stem = name.rstrip("0123456789")  # the name is stem + decimal index
-            digits = name[len(stem) :]
-            if digits and (digits == "0" or digits[0] != "0"):
-                by_type.setdefault(t, {}).setdefault(stem, []).append(int(digits))
+            stem, index = split_name(name)  # the name is stem + decimal index
+            k = len(stem)
+            if index >= 0 and (k + 1 == len(name) or name[k] != "0"):
+                by_type.setdefault(t, {}).setdefault(stem, []).append(index)
             else:
                 singles.setdefault(t, []).append(name)
-                if digits:
-                    padded.setdefault(stem, []).append((int(digits), t, name))
+                if index >= 0:
+                    padded.setdefault(stem, []).append((index, t, name))
         stem_types: dict[str, int] = {}
         for stems in by_type.values():
             for stem in stems:

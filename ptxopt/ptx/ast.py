@@ -14,9 +14,13 @@ order: ``ld.global.L2::128B.v4.f32`` is ``opcode="ld"`` with
 
 from __future__ import annotations
 
+from ptxopt.ptx.nodes import Addr as Addr
+from ptxopt.ptx.nodes import Imm as Imm
 from ptxopt.ptx.nodes import Instr as Instr
 from ptxopt.ptx.nodes import Reg as Reg
 from ptxopt.ptx.nodes import Span as Span
+from ptxopt.ptx.nodes import Sym as Sym
+from ptxopt.ptx.nodes import Vec as Vec
 from ptxopt.record import Node, Record, set_field
 
 
@@ -58,26 +62,6 @@ class Sel(Record):
         return f"{text}.{self.sel}" if self.sel else text
 
 
-class Imm(Record):
-    """An immediate.  ``value`` is an int for integer literals and the decoded float
-    for float literals; ``text`` is the source spelling, printed back verbatim.
-    ``kind`` is ``"int"``, ``"f32"`` (``0fXXXXXXXX``) or ``"f64"`` (``0d…`` or a
-    decimal literal with a point or exponent)."""
-
-    __slots__ = ("value", "text", "kind")
-    value: int | float
-    text: str
-    kind: str
-
-    def __init__(self, value: int | float, text: str, kind: str = "int") -> None:
-        set_field(self, "value", value)
-        set_field(self, "text", text)
-        set_field(self, "kind", kind)
-
-    def __str__(self) -> str:
-        return self.text
-
-
 class RegImm(Record):
     """A register plus a constant, ``%r2+7``, read as a source operand: the sum
     modulo the register's width (ptxas folds it into the instruction)."""
@@ -92,19 +76,6 @@ class RegImm(Record):
 
     def __str__(self) -> str:
         return f"{self.reg}+{self.offset}"
-
-
-class Sym(Record):
-    """A symbol: a label, variable, function or branch-target table name."""
-
-    __slots__ = ("name",)
-    name: str
-
-    def __init__(self, name: str) -> None:
-        set_field(self, "name", name)
-
-    def __str__(self) -> str:
-        return self.name
 
 
 class Sink(Record):
@@ -132,19 +103,6 @@ class Not(Record):
         return f"!{self.operand}"
 
 
-class Vec(Record):
-    """A vector operand ``{a, b, c, d}``; elements may be :class:`Sink`."""
-
-    __slots__ = ("elems",)
-    elems: tuple[Operand, ...]
-
-    def __init__(self, elems: tuple[Operand, ...]) -> None:
-        set_field(self, "elems", elems)
-
-    def __str__(self) -> str:
-        return "{" + ", ".join(str(e) for e in self.elems) + "}"
-
-
 class Pair(Record):
     """Two predicate destinations ``%p|%q`` (``setp``, ``mma`` with predicates)."""
 
@@ -158,45 +116,6 @@ class Pair(Record):
 
     def __str__(self) -> str:
         return f"{self.first}|{self.second}"
-
-
-class Addr(Record):
-    """A memory address ``[base+offset]``.  ``base`` is a register, a symbol, a
-    vector (texture coordinates) or ``None`` for an absolute address, in which case
-    ``offset`` holds it.  ``extra`` holds further comma-separated operands inside the
-    brackets (``[tex, {x, y}]``)."""
-
-    __slots__ = ("base", "offset", "extra", "plus_zero")
-    _compare = ("base", "offset", "extra")
-    base: Operand | None
-    offset: int
-    extra: tuple[Operand, ...]
-    plus_zero: bool
-
-    def __init__(
-        self,
-        base: Operand | None,
-        offset: int = 0,
-        extra: tuple[Operand, ...] = (),
-        plus_zero: bool = False,
-    ) -> None:
-        set_field(self, "base", base)
-        set_field(self, "offset", offset)
-        set_field(self, "extra", extra)
-        # "+0" was written: kept, since ptxas without optimization (-G) assembles
-        # [%r+0] and [%r] differently (not compared)
-        set_field(self, "plus_zero", plus_zero)
-
-    def __str__(self) -> str:
-        if self.base is None:
-            inner = str(self.offset)
-        elif self.offset or self.plus_zero:
-            inner = f"{self.base}+{self.offset}"
-        else:
-            inner = str(self.base)
-        if self.extra:
-            inner += ", " + ", ".join(str(e) for e in self.extra)
-        return f"[{inner}]"
 
 
 class ParenList(Record):

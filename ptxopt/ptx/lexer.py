@@ -72,10 +72,10 @@ DATA = 9
 # for the whole instruction, tried before its opcode alone.
 _TOKEN_PATTERN = r"""
     [ \t\r\n\f]*(?:(?://[^\n]*|/\*.*?\*/
-      |(?<![^\n])\#[ \t]*[0-9]+[ \t]+"[^"\n]*"[^\n]*)[ \t\r\n\f]*)*
+      |(?<![^\n])\#[ \t]*[0-9]+[ \t]+"[^"\n]*"[^\n]*)[ \t\r\n\f]*)*+
     (?:
       (%s)
-    | ((?:[A-Za-z][\w$]*|[_$%%][\w$]+)(?:\.[\w$:]+)*|_)
+    | ((?:[A-Za-z][\w$]*|[_$%%][\w$]+)(?:\.[\w$:]+)*+|_)
     | (=[ \t\r\n]*\{[0-9 \t\r\n,]*\})
     | ([{}()\[\];,:+\-!|@<>=*/~&^%%?\\])
     | ((?:0[fF][0-9a-fA-F]{8}|0[dD][0-9a-fA-F]{16}
@@ -92,11 +92,11 @@ _TOKEN_PATTERN = r"""
     """
 _OPERAND = r"""(?:\[[^\]\n;/"|()@!\[{]*\]|\{[^}\n;/"|()@!{]*\}|[\w$%\-][\w$%.:+\-]*)"""
 _INSTR_PATTERN = (
-    r"(?:@!?[\w$%]+[ \t]+)?[a-z][\w$]*(?:\.[\w$:]+)*[ \t]+"
+    r"(?:@!?[\w$%]+[ \t]+)?[a-z][\w$]*(?:\.[\w$:]+)*+[ \t]+"
     + _OPERAND
     + r"(?:[ \t]*,[ \t]*"
     + _OPERAND
-    + r")*[ \t]*;"
+    + r")*+[ \t]*;"
 )
 _BYTE = r"(?:25[0-5]|2[0-4][0-9]|1[0-9][0-9]|[1-9]?[0-9])(?![\w.$])"
 # a whole line's list: a value the byte pattern does not take ends the run before
@@ -104,7 +104,11 @@ _BYTE = r"(?:25[0-5]|2[0-4][0-9]|1[0-9][0-9]|[1-9]?[0-9])(?![\w.$])"
 _BYTES = r"\.b8[ \t]+" + _BYTE + r"(?:[ \t]*,[ \t]*" + _BYTE + r")*(?![ \t]*,)"
 _DATA_PATTERN = _BYTES + r"(?:[ \t\r\n\f]+" + _BYTES + r")*"
 _FLAGS = re.VERBOSE | re.DOTALL | re.ASCII
-_FAST_RE = re.compile(_TOKEN_PATTERN % (_INSTR_PATTERN, _DATA_PATTERN), _FLAGS)
+# a run of such instructions, one to a line (white space with a line break between
+# them, no comment): one match for the run, split into tokens by :func:`_instructions`
+_INSTR_RUN = _INSTR_PATTERN + r"(?:[ \t\r\f]*\n[ \t\r\n\f]*" + _INSTR_PATTERN + r")*+"
+_FAST_RE = re.compile(_TOKEN_PATTERN % (_INSTR_RUN, _DATA_PATTERN), _FLAGS)
+_LINE_SPACE = " \t\r\f"
 _TOKEN_RES: list[re.Pattern[str]] = []
 
 
@@ -264,6 +268,25 @@ def _in_section(out: list[Token]) -> bool:
     return False
 
 
+def _instructions(text: str, start: int, end: int, smap: SourceMap, out: list[Token]) -> None:
+    """The ``INSTR`` tokens of a run of instruction lines ``text[start:end]`` (one
+    instruction a line).  The first is one only where a statement may start (else its
+    ordinary tokens); the others follow an instruction's ``;``."""
+    pos = start
+    first = True
+    for line in text[start:end].split("\n"):
+        body = line.lstrip(_LINE_SPACE)
+        if body:
+            at = pos + len(line) - len(body)
+            body = body.rstrip(_LINE_SPACE)
+            if first and not _statement_may_start(out):
+                _scan(_token_re(), text, at, at + len(body), smap, out)
+            else:
+                out.append((INSTR, body, at))
+            first = False
+        pos += len(line) + 1
+
+
 def _scan(
     regex: re.Pattern[str], text: str, start: int, end: int, smap: SourceMap, out: list[Token]
 ) -> None:
@@ -272,10 +295,13 @@ def _scan(
     for m in regex.finditer(text, start, end):
         g = m.lastindex
         if g is not None and g < 9:
-            if g == 1 and not _statement_may_start(out) or g == 6 and not _in_section(out):
-                _scan(_token_re(), text, m.start(g), m.end(g), smap, out)
+            a, b = m.span(g)  # one call for both ends (group and start: two)
+            if g == 1:
+                _instructions(text, a, b, smap, out)
+            elif g == 6 and not _in_section(out):
+                _scan(_token_re(), text, a, b, smap, out)
             else:
-                append((kinds[g], m.group(g), m.start(g)))
+                append((kinds[g], text[a:b], a))
             continue
         if g == 9:
             break

@@ -1,6 +1,8 @@
-"""The AST classes made once per line of input or per register: :class:`Span`
-(where a statement is), :class:`Instr` (an instruction) and :class:`Reg` (a
-register operand).  :mod:`ptxopt.ptx.ast` exports them with the rest of the tree.
+"""The AST classes made once per line of input or per operand: :class:`Span`
+(where a statement is), :class:`Instr` (an instruction) and the common operands,
+:class:`Reg` (a register), :class:`Imm` (an immediate), :class:`Sym` (a symbol),
+:class:`Addr` (an address) and :class:`Vec` (a vector).  :mod:`ptxopt.ptx.ast`
+exports them with the rest of the tree.
 
 They live apart from the other AST classes so that the compiled build
 (:mod:`ptxopt.accel`) can make them native classes: the parser then creates them,
@@ -12,8 +14,9 @@ equal by fields, hashable, read-only (its ``__init__`` sets its fields through
 mutable and compared by identity, as the other statements.  Both pickle and copy
 through ``__reduce__`` (a native class has no ``__dict__`` or slots for the default
 protocol), and :func:`ptxopt.record.replace` finds an ``Instr``'s fields in
-``__slots__`` or, compiled, in ``__mypyc_attrs__``.  A ``Reg`` is a value like a
-``Span`` (its hash is its name's, as the record it replaces had).
+``__slots__`` or, compiled, in ``__mypyc_attrs__``.  The operands are values like a
+``Span``, equal and hashed by the fields the records they replace compared (an
+``Addr`` without ``plus_zero``), so a ``Reg``'s hash is its name's.
 """
 
 from __future__ import annotations
@@ -93,6 +96,150 @@ class Reg(_Value):
 
     def __reduce__(self) -> tuple[object, ...]:
         return (Reg, (self.name,))
+
+
+class Imm(_Value):
+    """An immediate.  ``value`` is an int for integer literals and the decoded float
+    for float literals; ``text`` is the source spelling, printed back verbatim.
+    ``kind`` is ``"int"``, ``"f32"`` (``0fXXXXXXXX``) or ``"f64"`` (``0d...`` or a
+    decimal literal with a point or exponent)."""
+
+    __slots__ = ("value", "text", "kind")
+    value: int | float
+    text: str
+    kind: str
+
+    def __init__(self, value: int | float, text: str, kind: str = "int") -> None:
+        object.__setattr__(self, "value", value)
+        object.__setattr__(self, "text", text)
+        object.__setattr__(self, "kind", kind)
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, Imm) or type(other) is not type(self):
+            return NotImplemented
+        # as a tuple: a NaN value equals itself (the same object), as in a record
+        return (self.value, self.text, self.kind) == (other.value, other.text, other.kind)
+
+    def __hash__(self) -> int:
+        return hash((self.value, self.text, self.kind))
+
+    def __repr__(self) -> str:
+        return f"Imm(value={self.value!r}, text={self.text!r}, kind={self.kind!r})"
+
+    def __str__(self) -> str:
+        return self.text
+
+    def __reduce__(self) -> tuple[object, ...]:
+        return (Imm, (self.value, self.text, self.kind))
+
+
+class Sym(_Value):
+    """A symbol: a label, variable, function or branch-target table name."""
+
+    __slots__ = ("name",)
+    name: str
+
+    def __init__(self, name: str) -> None:
+        object.__setattr__(self, "name", name)
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, Sym) or type(other) is not type(self):
+            return NotImplemented
+        return self.name == other.name
+
+    def __hash__(self) -> int:
+        return hash(self.name)
+
+    def __repr__(self) -> str:
+        return f"Sym(name={self.name!r})"
+
+    def __str__(self) -> str:
+        return self.name
+
+    def __reduce__(self) -> tuple[object, ...]:
+        return (Sym, (self.name,))
+
+
+class Vec(_Value):
+    """A vector operand ``{a, b, c, d}``; elements may be :class:`ptxopt.ptx.ast.Sink`."""
+
+    __slots__ = ("elems",)
+    elems: tuple[Operand, ...]
+
+    def __init__(self, elems: tuple[Operand, ...]) -> None:
+        object.__setattr__(self, "elems", elems)
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, Vec) or type(other) is not type(self):
+            return NotImplemented
+        return self.elems == other.elems
+
+    def __hash__(self) -> int:
+        return hash(self.elems)
+
+    def __repr__(self) -> str:
+        return f"Vec(elems={self.elems!r})"
+
+    def __str__(self) -> str:
+        return "{" + ", ".join([str(e) for e in self.elems]) + "}"
+
+    def __reduce__(self) -> tuple[object, ...]:
+        return (Vec, (self.elems,))
+
+
+class Addr(_Value):
+    """A memory address ``[base+offset]``.  ``base`` is a register, a symbol, a
+    vector (texture coordinates) or ``None`` for an absolute address, in which case
+    ``offset`` holds it.  ``extra`` holds further comma-separated operands inside the
+    brackets (``[tex, {x, y}]``).  Equality and hash leave ``plus_zero`` out."""
+
+    __slots__ = ("base", "offset", "extra", "plus_zero")
+    base: Operand | None
+    offset: int
+    extra: tuple[Operand, ...]
+    plus_zero: bool
+
+    def __init__(
+        self,
+        base: Operand | None,
+        offset: int = 0,
+        extra: tuple[Operand, ...] = (),
+        plus_zero: bool = False,
+    ) -> None:
+        object.__setattr__(self, "base", base)
+        object.__setattr__(self, "offset", offset)
+        object.__setattr__(self, "extra", extra)
+        # "+0" was written: kept, since ptxas without optimization (-G) assembles
+        # [%r+0] and [%r] differently (not compared)
+        object.__setattr__(self, "plus_zero", plus_zero)
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, Addr) or type(other) is not type(self):
+            return NotImplemented
+        return (self.base, self.offset, self.extra) == (other.base, other.offset, other.extra)
+
+    def __hash__(self) -> int:
+        return hash((self.base, self.offset, self.extra))
+
+    def __repr__(self) -> str:
+        return (
+            f"Addr(base={self.base!r}, offset={self.offset!r}, extra={self.extra!r}, "
+            f"plus_zero={self.plus_zero!r})"
+        )
+
+    def __str__(self) -> str:
+        if self.base is None:
+            inner = str(self.offset)
+        elif self.offset or self.plus_zero:
+            inner = f"{self.base}+{self.offset}"
+        else:
+            inner = str(self.base)
+        if self.extra:
+            inner += ", " + ", ".join([str(e) for e in self.extra])
+        return f"[{inner}]"
+
+    def __reduce__(self) -> tuple[object, ...]:
+        return (Addr, (self.base, self.offset, self.extra, self.plus_zero))
 
 
 class Instr:

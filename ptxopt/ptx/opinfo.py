@@ -112,29 +112,7 @@ class OpInfo(_Value):
         object.__setattr__(self, "arity", arity)
 
     def _key(self) -> tuple[object, ...]:
-        return (
-            self.name,
-            self.defs,
-            self.uses,
-            self.rmw,
-            self.type,
-            self.space,
-            self.mem,
-            self.side_effects,
-            self.barrier,
-            self.terminator,
-            self.carry_in,
-            self.carry_out,
-            self.commutative,
-            self.pure,
-            self.divergence,
-            self.types,
-            self.addrs,
-            self.convergent,
-            self.invariant_mem,
-            self.ur_min_sm,
-            self.arity,
-        )
+        return tuple([getattr(self, n) for n in _FIELDS])
 
     def __eq__(self, other: object) -> bool:
         if not isinstance(other, OpInfo) or type(other) is not type(self):

@@ -266,6 +266,13 @@ def _split(name: str) -> tuple[str, int]:
     return got
 
 
+def split_name(name: str) -> tuple[str, int]:
+    """``name`` as (longest stem, decimal index), the index -1 without digits
+    (``%rd04``: ``("%rd", 4)``), remembered."""
+    split = _SPLITS.get(name)
+    return split if split is not None else _split(name)
+
+
 def range_lookup(ranges: dict[str, tuple[int, str]], name: str) -> str | None:
     """The type of ``name`` if a range ``stem<count>`` declares it: ``name`` is a stem
     followed by a decimal index below the count (ptxas takes ``%r037`` too, as a
@@ -1343,11 +1350,19 @@ class Parser:
         self.sel_seen = False
         cache = self.operand_cache
         operands: list[Operand] = []
-        if "[" not in ops and "{" not in ops:
+        body = ops[: ops.rindex(";")]
+        if "{" in body:
+            pieces = _PIECE.findall(body)
+        elif "[" not in body:
             # names and numbers only: no white space inside an operand
-            pieces = ops[: ops.rindex(";")].replace(" ", "").replace("\t", "").split(",")
+            pieces = body.replace(" ", "").replace("\t", "").split(",")
         else:
-            pieces = _PIECE.findall(ops[: ops.rindex(";")])
+            # addresses too: split at the commas, unless one is inside brackets
+            pieces = [p.strip(" \t") for p in body.split(",")]
+            for p in pieces:
+                if ("[" in p or "]" in p) and (p[0] != "[" or p[-1] != "]"):
+                    pieces = _PIECE.findall(body)
+                    break
         for piece in pieces:
             op = cache.get(piece)
             if op is None:

@@ -12,15 +12,18 @@ from ptxopt.ptx.ast import (
     DebugLoc,
     Directive,
     Function,
+    Imm,
     Instr,
     Label,
     Module,
+    Operand,
     Param,
     RawStmt,
     Reg,
     RegDecl,
     Scope,
     Stmt,
+    Sym,
     VarDecl,
 )
 
@@ -32,8 +35,19 @@ def format_instr(ins: Instr) -> str:
     name = ins.opcode + "".join(ins.mods)
     if not ins.operands:
         return f"{guard}{name};"
-    ops = ", ".join([o.name if o.__class__ is Reg else str(o) for o in ins.operands])  # type: ignore[union-attr]
+    ops = ", ".join([o.name if type(o) is Reg else _operand(o) for o in ins.operands])  # type: ignore[union-attr]
     return f"{guard}{name} \t{ops};"
+
+
+def _operand(o: Operand) -> str:
+    """``str(o)``; the two kinds most common after registers read directly (an
+    address or a vector: its own ``__str__``, compiled with it in ``nodes``)."""
+    c = type(o)
+    if c is Imm:
+        return o.text  # type: ignore[union-attr]
+    if c is Sym:
+        return o.name  # type: ignore[union-attr]
+    return str(o)
 
 
 def format_var(v: VarDecl) -> str:
