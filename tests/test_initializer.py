@@ -47,3 +47,14 @@ def test_layouts() -> None:
     assert layout("3", [], 0, 1, byte) == bytes([3])
     assert layout("{1, x}", [2], 0, 1, byte) is None  # an item the caller cannot encode
     assert layout("{1, 2, 3}", [2], 0, 1, byte) is None  # a shape ptxas refuses
+
+
+def test_the_answer_kept_for_a_large_table_is_that_tables() -> None:
+    """plain_ints keeps its last answer for a large text: asking about another text of
+    the same length, or an equal copy, must not get a stale answer."""
+    plain = "{" + ", ".join(["1"] * 3000) + "}"
+    other = plain[:-2] + "x}"  # the same length, not a list of integers
+    copy = "".join(["{", plain[1:]])
+    for _ in range(2):
+        assert plain_ints(plain) and not plain_ints(other) and plain_ints(copy)
+        assert not plain_ints(other) and plain_ints(plain)

@@ -174,7 +174,8 @@ def test_plain_integer_lists_read_as_one_token_agree_with_the_token_by_token_pat
 
     rng = random.Random(7)
     items = ["0", "1", "17", "255", "00", "017", "09", "1 2", "", "18446744073709551616"]
-    items += ["99999999999999999999999", "4294967295"]
+    items += ["99999999999999999999999", "4294967295", "9999999999999999999"]
+    items += ["18446744073709551615", "1000000000000000000"]  # 20 and 19 digits
     seen = set()
     for _ in range(3000):
         n = rng.randint(0, 5)
@@ -194,6 +195,19 @@ def test_plain_integer_lists_read_as_one_token_agree_with_the_token_by_token_pat
         assert fast == slow, decl
         seen.add(fast.split(":")[0] if fast.startswith("error") else "ok")
     assert seen == {"ok", "error"}
+    # lists already in the printed form (", " between items, as the tables are
+    # written) take a shortcut: it must still find an item that is too long or octal
+    outcomes = set()
+    for n in range(1, 5):
+        for odd in ("99999999999999999999", "18446744073709551616", "01", "00", "017"):
+            for k in range(n):
+                chosen = ["9999999999999999999", "0", "255", "18446744073709551615"][:n]
+                chosen[k] = odd
+                decl = f".global .u64 t[{n}] = {{{', '.join(chosen)}"
+                slow = _init_or_error(HEAD + decl + "/* c */};\n")
+                assert _init_or_error(HEAD + decl + "};\n") == slow, decl
+                outcomes.add(slow.split(":")[0] if slow.startswith("error") else "ok")
+    assert outcomes == {"ok", "error"}
     # the one-token path's errors point at the literal
     with pytest.raises(PtxError, match=r"t.ptx:4:25: error: integer constant overflow"):
         parse(HEAD + ".global .u64 t[2] = {1, 99999999999999999999999};\n", "t.ptx")
@@ -211,10 +225,12 @@ def _sections_or_error(text: str, instructions: bool) -> str:
 
 
 def test_section_byte_runs_read_as_one_token_agree_with_the_token_by_token_path() -> None:
-    """Runs of ``.b8`` lines of plain bytes in a section are one lexer token (the debug
-    sections of a -G build).  Whatever the lines hold -- values out of range, octal,
-    hex, signs, labels after a number, lists cut by a comment, other widths -- the
-    module or the error must be what the token-by-token reading gives."""
+    """Runs of data lines in a section (``.b8`` lines of plain bytes, lines of one
+    small decimal or one label) are one lexer token (the debug sections of a -G
+    build).  Whatever the lines hold -- values out of range, octal, hex, signs,
+    labels after a number, lists cut by a comment or continued after one, other
+    widths, label arithmetic -- the module or the error must be what the
+    token-by-token reading gives."""
     import random
 
     rng = random.Random(11)
@@ -222,12 +238,17 @@ def test_section_byte_runs_read_as_one_token_agree_with_the_token_by_token_path(
     values += ["1$L__b:", "$L__a", "2 3", "1.5", "0f3f800000", "255U", "1 ,"]
     others = ["$L__x:", ".b32 .debug_abbrev", ".b64 $L__tmp1+8", ".b16 65535", ".b16 65536"]
     others += ["/* c */", "// c", ".b32 4294967296", ".b8", "@@DWARF .b8 1", ".b8 1 .b8 2"]
+    # lines of one wider value (one token with the bytes when the value surely fits)
+    others += [".b64 $L__tmp1", ".b32 $L__a", ".b64 x_param_0", ".b32 123456789", ".b64 0"]
+    others += [".b16 9999", ".b16 99999", ".b32 1234567890", ".b32 007", ".b8 $L__a"]
+    others += [".b64 $L__a - 4", ".b64 a.b", ".b64 %r1", ".b64 _", ".b32 $L__a /* c */ + 8"]
+    others += [".b64 $L__a // c\n+ 2", ".b32 7 /* c */ , 8", ".b16 5\n, 6", ".b64 a:", ".b64 1.0"]
     seen = set()
     for _ in range(3000):
         lines = []
         for _ in range(rng.randint(1, 6)):
             if rng.random() < 0.75:
-                sep = rng.choice([",", ", ", " ,", " , ", ",\t"])
+                sep = rng.choice([",", ", ", " ,", " , ", ",\t", " /* c */ ,", "\n,", " // c\n,"])
                 picked = [rng.choice(values) for _ in range(rng.randint(1, 4))]
                 lines.append(rng.choice([".b8 ", ".b8\t", ".b8  "]) + sep.join(picked))
             else:

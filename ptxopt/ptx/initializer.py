@@ -46,8 +46,20 @@ _PIECES = re.compile(r"[{},]|[^{},]+")
 
 
 def plain_ints(init: str) -> bool:
-    """An initializer that is a flat list of decimal integers (the data tables)."""
-    return init[:1] == "{" and _PLAIN_INTS.fullmatch(init) is not None
+    """An initializer that is a flat list of decimal integers (the data tables).
+    The answer for the last large text is kept (validation asks three times per
+    variable; a cuRAND table is half a megabyte): one tuple, swapped whole, so
+    that threads asking at once never see one text's answer for another."""
+    last = _LAST[0]
+    if last[0] is init:
+        return last[1]
+    plain = init[:1] == "{" and _PLAIN_INTS.fullmatch(init) is not None
+    if len(init) >= 4096:
+        _LAST[0] = (init, plain)
+    return plain
+
+
+_LAST: list[tuple[str | None, bool]] = [(None, False)]
 
 
 def parse_init(text: str) -> InitNode:

@@ -57,11 +57,12 @@ INIT_LIST = 7
 # (:func:`_statement_may_start`); elsewhere it splits the text as usual.
 INSTR = 8
 
-# ``.b8 1`` ``.b8 0,17`` ...: a run of section data lines of bytes written as plain
-# decimals (0-255, so every value fits), as one token.  The debug sections of a
-# ``-G`` or ``-lineinfo`` build are thousands of such lines, which were a third of
-# the whole file's tokens.  The lexer makes this token only inside ``.section NAME
-# { ... }`` (:func:`_in_section`); elsewhere it splits the text as usual.
+# ``.b8 1`` ``.b8 0,17`` ``.b64 $L__tmp3`` ...: a run of section data lines (bytes
+# written as plain decimals, 0-255, so every value fits; one small decimal; one label)
+# as one token.  The debug sections of a ``-G`` or ``-lineinfo`` build are thousands
+# of such lines, which were a third of the whole file's tokens.  The lexer makes this
+# token only inside ``.section NAME { ... }`` (:func:`_in_section`); elsewhere it
+# splits the text as usual.
 DATA = 9
 
 # Each match is the whitespace and comments before a token, then the token (or the
@@ -99,10 +100,31 @@ _INSTR_PATTERN = (
     + r")*+[ \t]*;"
 )
 _BYTE = r"(?:25[0-5]|2[0-4][0-9]|1[0-9][0-9]|[1-9]?[0-9])(?![\w.$])"
+
+
+def _then_none_of(chars: str) -> str:
+    """Not followed (across white space, line breaks and comments) by one of
+    ``chars``: a list or an expression that goes on is left to the ordinary tokens."""
+    return r"(?![ \t\r\n\f]*+(?:(?://[^\n]*+|/\*.*?\*/)[ \t\r\n\f]*+)*+[" + chars + "])"
+
+
 # a whole line's list: a value the byte pattern does not take ends the run before
 # its line (``.b8 2, 0$L__s:`` is a number and a label)
-_BYTES = r"\.b8[ \t]+" + _BYTE + r"(?:[ \t]*,[ \t]*" + _BYTE + r")*(?![ \t]*,)"
-_DATA_PATTERN = _BYTES + r"(?:[ \t\r\n\f]+" + _BYTES + r")*"
+_BYTES = r"\.b8[ \t]+" + _BYTE + r"(?:[ \t]*,[ \t]*" + _BYTE + r")*" + _then_none_of(",")
+# a line of one wider value: a decimal that fits every width it is given for
+# (.b16: up to 4 digits, .b32/.b64: up to 9), or for .b32/.b64 a name without a
+# dot (the debug information's ``.b64 $L__func_begin0``: a label's address)
+_WIDER = (
+    r"(?:\.b16[ \t]+(?:[1-9][0-9]{0,3}|0)(?![\w.$])"
+    + _then_none_of(",")
+    + r"|\.b(?:32|64)[ \t]+(?:[1-9][0-9]{0,8}|0)(?![\w.$])"
+    + _then_none_of(",")
+    + r"|\.b(?:32|64)[ \t]+(?:[A-Za-z][\w$]*+|[_$][\w$]++)(?![.])"
+    + _then_none_of(",+\\-:")
+    + ")"
+)
+_DATA_LINE = r"(?:" + _BYTES + "|" + _WIDER + ")"
+_DATA_PATTERN = _DATA_LINE + r"(?:[ \t\r\n\f]+" + _DATA_LINE + r")*"
 _FLAGS = re.VERBOSE | re.DOTALL | re.ASCII
 # a run of such instructions, one to a line (white space with a line break between
 # them, no comment): one match for the run, split into tokens by :func:`_instructions`

@@ -648,7 +648,7 @@ class Parser:
                 raise self.error("expected '}' to close .section, found end of file", off)
             if kind == PUNCT and text == "}":
                 break
-            if kind == DATA:  # .b8 lines of bytes, each value in range (the lexer's)
+            if kind == DATA:  # data lines whose values the lexer's pattern checked
                 continue
             if kind == PUNCT and text == "@" and self.peek()[1] == "@":
                 self.plain_line(off)
@@ -808,13 +808,20 @@ class Parser:
         integers."""
         tok = self.toks[self.i]
         text = tok[1]
-        if not plain_list(text[text.index("{") + 1 : -1]):
+        brace = text.index("{")
+        inner = text[brace + 1 : -1].strip(" ")
+        if _CANONICAL_LIST.fullmatch(inner) is not None:
+            # the usual table, already as it is printed: one space after each comma,
+            # no leading zero, at most 19 digits an item (so every item fits 64 bits);
+            # one match instead of the scans below (a cuRAND table is 10^5 items)
+            self.i += 1
+            return "{" + inner + "}"
+        if not plain_list(text[brace + 1 : -1]):
             end = tok[2] + len(text)
             rest = tokenize_span(self.text, tok[2] + 1, end, self.smap)
             self.toks[self.i : self.i + 1] = [(PUNCT, "=", tok[2]), *rest]
             return None
         self.i += 1
-        brace = text.index("{")
         inner = text[brace + 1 : -1]
         for m in _LONG_DECIMAL.finditer(inner):  # shorter ones fit 64 bits
             self.literal((NUM, m.group(), tok[2] + brace + 1 + m.start()))
@@ -1670,6 +1677,9 @@ def _piece_offset(text: str, piece: str) -> int:
 
 _INIT_SPACE = re.compile(r"\s*([{}])\s*")
 _LONG_DECIMAL = re.compile(r"[0-9]{20,}")
+# a list of decimal integers in the printed form: items of 1-19 digits without a
+# leading zero, each comma followed by one space (possessive: never backtracks)
+_CANONICAL_LIST = re.compile(r"(?:[1-9][0-9]{0,18}+|0)(?:, (?:[1-9][0-9]{0,18}+|0))*+")
 # an empty item, two numbers in one, or a leading zero (octal)
 _NOT_PLAIN_LIST = re.compile(r"[{,][ \t\r\n]*[,}]|[0-9][ \t\r\n]+[0-9]|(?<![0-9])0[0-9]")
 _OCTAL_ITEM = re.compile(r",0[0-9]")

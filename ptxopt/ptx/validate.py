@@ -483,7 +483,8 @@ class Validator:
                 self.functions.setdefault(it.name, it)
                 for p in it.params + it.rets:
                     self.parameter(p)
-            elif isinstance(it, Directive) and it.name == ".section":
+            elif isinstance(it, Directive) and it.name == ".section" and ":" in it.text:
+                # (no colon, no label: a debug section is tens of kilobytes of data)
                 for label in _SECTION_LABEL.findall(_SECTION_COMMENT.sub(" ", it.text)):
                     if label in self.symbols:
                         raise self.error(it.span, f"duplicate definition of label '{label}'")
