@@ -11,7 +11,9 @@ For every corpus file of at least 1,000 lines, side by side in one run (best of
   the server off (``PTXOPT_SERVER=0``), less the time its real ptxas ran in that same
   run (``PTXOPT_TIMES``; until 2026-12-02 less the ``ptxas`` column's time, which
   brought ptxas's run-to-run variation into the difference);
-* ``resident``: the same with the resident server already running;
+* ``resident``: the same with the resident server already running (since
+  2026-12-02 ``ptxopt-ptxas`` hands the server its whole command line, as the
+  native client does; before, it imported the drop-in and sent the PTX);
 * ``native``: the native client (``ptxopt-ptxas --ptxopt-make-client``, no Python
   start-up) with the same server; left out when no C compiler builds it;
 * ``hook``: the in-process Triton hook's work (:func:`ptxopt.triton.optimize_ptx`) on
@@ -155,7 +157,7 @@ def geomean(xs: list[float]) -> float:
 
 def write_launcher(directory: Path) -> Path:
     path = directory / "ptxopt-ptxas"
-    path.write_text(f"#!{PYTHON}\nfrom ptxopt.dropin import entry\nentry()\n")
+    path.write_text(f"#!{PYTHON}\nfrom ptxopt.thin_client import entry\nentry()\n")
     path.chmod(0o755)
     return path
 

@@ -193,7 +193,7 @@ def _is_self_uncached(path: str) -> bool:
             head = f.read(2048)
     except OSError:
         return False
-    return head.startswith(b"#!") and b"ptxopt.dropin" in head
+    return head.startswith(b"#!") and (b"ptxopt.dropin" in head or b"ptxopt.thin_client" in head)
 
 
 def find_real_ptxas() -> str | None:
@@ -465,7 +465,7 @@ def make_client(dest_dir: str, name: str = "ptxas") -> str:
     Raises :class:`OSError` when there is no C compiler or it fails."""
     from importlib import resources
 
-    from ptxopt.server import socket_path
+    from ptxopt.thin_client import socket_path
 
     source = resources.files("ptxopt").joinpath("native/client.c").read_bytes()
     cc = os.environ.get("CC") or shutil.which("cc") or shutil.which("gcc")

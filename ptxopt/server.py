@@ -2,8 +2,9 @@
 
 Each ``ptxopt-ptxas`` run is a new process; importing ptxopt costs more than
 optimizing a typical kernel.  The first run starts this server in the background
-(modules loaded once); later runs send their PTX over the socket and get the
-optimized PTX back, paying only a thin client's start-up.  The server warms up
+(modules loaded once); later runs hand it their whole command line (the thin
+clients) or their PTX (the drop-in in process), paying only a thin client's
+start-up.  The server warms up
 once, then forks a few worker processes that serve the requests (several builds,
 ``make -j``, run in parallel; a crash in a request ends only its worker, which is
 replaced) and exits after ``PTXOPT_SERVER_IDLE`` seconds without a request
@@ -20,14 +21,14 @@ package's location and version, so a changed installation gets a fresh server.
 
 Protocol: each message is a 4-byte big-endian length and a JSON object.  Request
 ``{"text", "name", "arch", "passes", "knobs"}``; reply ``{"ok": true, "text"}`` or
-``{"ok": false, "error"}``.  The native client (``ptxopt/native/client.c``) sends
+``{"ok": false, "error"}``.  The thin clients (``ptxopt-ptxas`` itself,
+:mod:`ptxopt.thin_client`, and the native one, ``ptxopt/native/client.c``) send
 instead a whole ptxas command line with its working directory, environment and
 standard streams, and a worker runs the drop-in for it (:func:`run_for_client`).
 """
 
 from __future__ import annotations
 
-import hashlib
 import json
 import os
 import socket
@@ -38,32 +39,14 @@ import time
 from collections.abc import Callable
 from typing import Any
 
+from ptxopt.thin_client import REPLY_TIMEOUT, socket_path
+
 DEFAULT_IDLE = 300.0
 CONNECT_TIMEOUT = 2.0  # seconds to wait for a freshly started server
-REPLY_TIMEOUT = 600.0
 
 
 class RemoteError(Exception):
     """ptxopt failed on the input (reported by the server)."""
-
-
-def server_dir() -> str:
-    given = os.environ.get("PTXOPT_SERVER_DIR")
-    if given:
-        return given
-    run = os.environ.get("XDG_RUNTIME_DIR")
-    if run and os.path.isdir(run):
-        return os.path.join(run, "ptxopt")
-    return os.path.join("/tmp", f"ptxopt-{os.getuid()}")
-
-
-def socket_path() -> str:
-    from ptxopt import __version__
-
-    here = os.path.dirname(os.path.abspath(__file__))
-    key = hashlib.sha256(f"{sys.executable}\0{here}\0{__version__}".encode()).hexdigest()[:12]
-    # short: a Unix socket path has at most 107 bytes
-    return os.path.join(server_dir(), f"s-{key}.sock")
 
 
 def _send(sock: socket.socket, obj: dict[str, Any]) -> None:

@@ -90,7 +90,7 @@ def test_parse_ptxas_command_lines() -> None:
 def test_console_script_declared() -> None:
     with open(ROOT / "pyproject.toml", "rb") as f:
         scripts = tomllib.load(f)["project"]["scripts"]
-    assert scripts["ptxopt-ptxas"] == "ptxopt.dropin:entry"
+    assert scripts["ptxopt-ptxas"] == "ptxopt.thin_client:entry"
     if os.environ.get("PTXOPT_TEST_INSTALLED"):
         assert shutil.which("ptxopt-ptxas"), "the installed package has no ptxopt-ptxas"
 
@@ -98,6 +98,10 @@ def test_console_script_declared() -> None:
 def test_launcher_is_recognised_as_self(tmp_path: Path) -> None:
     me = write_dropin(tmp_path)
     assert _is_self(str(me))
+    # the console script's own launcher (the thin client first)
+    thin = tmp_path / "thin"
+    thin.write_text(f"#!{sys.executable}\nfrom ptxopt.thin_client import entry\nentry()\n")
+    assert _is_self(str(thin))
     if PTXAS is not None:
         assert not _is_self(PTXAS)
 

@@ -1,7 +1,9 @@
-"""The native drop-in client (``ptxopt/native/client.c``): built with the machine's C
-compiler, it hands a whole ptxas command line to the resident server -- arguments,
-working directory, environment, standard output and error -- and becomes the Python
-drop-in whenever the server cannot serve it.
+"""The thin drop-in clients: the native one (``ptxopt/native/client.c``, built with the
+machine's C compiler) and ``ptxopt-ptxas`` itself (:mod:`ptxopt.thin_client`).  Each
+hands a whole ptxas command line to the resident server -- arguments, working
+directory, environment, standard output and error -- and becomes (or runs) the
+Python drop-in whenever the server cannot serve it.  The tests that run a client run
+each of the two.
 
 A fake ptxas (``PTXOPT_PTXAS``) reports what it was given: its arguments, working
 directory, one environment variable, and which process ran it (a server worker or
@@ -24,6 +26,7 @@ import pytest
 
 from ptxopt import server
 from ptxopt.dropin import _c_string, make_client, make_nvcc_dir
+from ptxopt.thin_client import client_request
 from tests.test_dropin import env_for
 from tests.test_server import wait_for
 
@@ -70,6 +73,9 @@ def test_client_requests_decode() -> None:
             server.decode_client_request(whole[:cut])
     with pytest.raises(ValueError, match="trailing"):
         server.decode_client_request(whole + b"x")
+    # the Python client's request is the native client's
+    benv = {k.encode(): v.encode() for k, v in env.items()}
+    assert client_request(argv, "/w d", benv) == encode_request(argv, "/w d", env)
 
 
 def test_c_string_literals() -> None:
@@ -77,15 +83,32 @@ def test_c_string_literals() -> None:
     assert _c_string('a"b\\c\né') == '"a\\042b\\134c\\012\\303\\251"'
 
 
-@pytest.fixture
+def python_client(directory: Path) -> Path:
+    """``directory/ptxas``: a launcher of :mod:`ptxopt.thin_client`, as the
+    ``ptxopt-ptxas`` console script is one."""
+    directory.mkdir(parents=True, exist_ok=True)
+    path = directory / "ptxas"
+    path.write_text(
+        f"#!{sys.executable}\nimport sys\nfrom ptxopt.thin_client import entry\n"
+        "if __name__ == '__main__':\n    sys.exit(entry())\n"
+    )
+    path.chmod(0o755)
+    return path
+
+
+@pytest.fixture(params=[pytest.param("native", marks=needs_cc), "python"])
 def client(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    request: pytest.FixtureRequest, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> Iterator[tuple[Path, dict[str, str]]]:
-    """The native client built into tmp_path/bin/ptxas, an environment for it (a
-    private server directory, the fake ptxas) and the server stopped afterwards."""
+    """A client in tmp_path/bin/ptxas (the native one built there, or the Python
+    one), an environment for it (a private server directory, the fake ptxas) and the
+    server stopped afterwards."""
     srv = tmp_path / "srv"
     monkeypatch.setenv("PTXOPT_SERVER_DIR", str(srv))
-    exe = Path(make_client(str(tmp_path / "bin")))
+    if request.param == "native":
+        exe = Path(make_client(str(tmp_path / "bin")))
+    else:
+        exe = python_client(tmp_path / "bin")
     fake = tmp_path / "fake" / "ptxas"
     fake.parent.mkdir()
     fake.write_text(FAKE_PTXAS)
@@ -128,7 +151,6 @@ def parent_of(pid: int) -> int:
         return int(f.read().rsplit(")", 1)[1].split()[1])
 
 
-@needs_cc
 def test_served_by_the_server_in_the_clients_directory_and_streams(
     client: tuple[Path, dict[str, str]], tmp_path: Path
 ) -> None:
@@ -149,7 +171,7 @@ def test_served_by_the_server_in_the_clients_directory_and_streams(
     assert f"fake-ptxas stdout {work} marked" in second.stdout
     assert OPTIMIZED_COPY.search(second.stderr)
     # the fake ptxas ran in a worker of that server, not in the client's process;
-    # the first run was the client's own (it became the Python drop-in by exec)
+    # the first run was the client's own (it became, or ran, the Python drop-in)
     assert ptxas_parent(first) == client_pid(first)
     assert parent_of(ptxas_parent(second)) == pid
     assert (work / "k.cubin").read_text().startswith("cubin of")
@@ -157,7 +179,6 @@ def test_served_by_the_server_in_the_clients_directory_and_streams(
     assert log.count("optimized k.ptx") == 2
 
 
-@needs_cc
 def test_exit_status_and_the_server_turned_off(
     client: tuple[Path, dict[str, str]], tmp_path: Path
 ) -> None:
@@ -180,7 +201,6 @@ def test_exit_status_and_the_server_turned_off(
     assert ptxas_parent(here) == client_pid(here)
 
 
-@needs_cc
 def test_the_client_is_not_taken_for_the_real_ptxas(
     client: tuple[Path, dict[str, str]], tmp_path: Path
 ) -> None:

@@ -147,6 +147,20 @@ def test_api_and_dropin_import_light() -> None:
     assert heavy(mods) == [] and "ptxopt.driver" not in mods
 
 
+def test_the_thin_client_imports_almost_nothing() -> None:
+    """``ptxopt-ptxas`` served by the server costs Python's start-up and a request:
+    naming the socket and building the request import no module beyond its own and
+    the C modules of sockets and SHA-256 (socket, hashlib, subprocess or the drop-in
+    would triple the start-up)."""
+    code = (
+        "import ptxopt.thin_client as t, _socket; t.socket_path(); "
+        "t.client_request(['-v'], '/', {b'A': b'1'})"
+    )
+    extra = imported_modules("-c", code) - imported_modules("-c", "pass")
+    allowed = {"ptxopt", "ptxopt.thin_client", "__future__", "_socket", "_sha256", "_sha2"}
+    assert extra <= allowed, sorted(extra - allowed)
+
+
 def test_planted_heavy_import_is_caught() -> None:
     # the check itself sees an import of the interpreter when one happens
     mods = imported_modules("-c", "import ptxopt.sim")

@@ -105,7 +105,7 @@ static void put_str(struct buf *b, const char *s) {
     put(b, s, n);
 }
 
-/* The socket path, as ptxopt.server.socket_path() computes it. */
+/* The socket path, as ptxopt.thin_client.socket_path() computes it. */
 static int socket_path(char *out, size_t size) {
     const char *given = getenv("PTXOPT_SERVER_DIR");
     const char *run = getenv("XDG_RUNTIME_DIR");
