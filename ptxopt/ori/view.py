@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
+from typing import Final
 
 from ptxopt.ir.core import Func, Inst, Value, address_slots
 
@@ -252,10 +253,11 @@ class Webs(Mapping[str, Web]):
         return len(self.defs_of)
 
 
-_NOT_A_WEB = "special"  # the one value kind that belongs to no register web
-_COPIES = ("LDC", "MOV")
+# (Final: a constant compiled code reads inline, not from the module's namespace)
+_NOT_A_WEB: Final = "special"  # the one value kind that belongs to no register web
+_COPIES: Final = ("LDC", "MOV")
 # the opcodes whose class can be LDC, MOV or S2R, or that are cvta.to.global
-_COPY_OPS = frozenset(("mov", "ld", "ldu", "cvt", "cvta"))
+_COPY_OPS: Final = frozenset(("mov", "ld", "ldu", "cvt", "cvta"))
 
 
 class Classes(dict[int, str]):
@@ -321,13 +323,34 @@ def _is_cvta_global(ins: Inst) -> bool:
     return ins.ast.opcode == "cvta" and ins.ast.name.startswith("cvta.to.global")
 
 
+def _write(
+    ins: Inst,
+    d: Value,
+    defs_of: dict[str, list[Inst]],
+    types: dict[str, str],
+    vary: bytes,
+    vary_set: set[str],
+) -> None:
+    """:func:`scan`'s step for one result ``d`` of ``ins``."""
+    var = d.var
+    lst = defs_of.get(var)
+    if lst is None:
+        if d.kind == _NOT_A_WEB or var.startswith("%cc"):
+            return
+        defs_of[var] = [ins]
+        types[var] = d.type
+    elif not lst or lst[-1] is not ins:
+        lst.append(ins)
+    if vary[d.id]:
+        vary_set.add(var)
+
+
 def scan(func: Func, varying: bytearray | None = None) -> Scan:
     """The first sweep (see :class:`Scan`): one step per instruction and write; the
     class is only computed for the opcodes that can make a copy or a special-register
     read."""
     defs_of: dict[str, list[Inst]] = {}
     types: dict[str, str] = {}
-    get = defs_of.get
     # one byte per value id, values made after the analysis included (not varying)
     given = varying if varying is not None else b""
     vary = bytes(given) + bytes(max(0, func.next_id - len(given)))
@@ -357,26 +380,21 @@ def scan(func: Func, varying: bytearray | None = None) -> Scan:
         block = b.insts
         insts.extend(block)
         for ins in block:
-            co = ins.carry_out
-            ds = ins.defs if co is None else (*ins.defs, co)
-            for d in ds:
-                var = d.var
-                lst = get(var)
-                if lst is None:
-                    if d.kind == _NOT_A_WEB or var[:3] == "%cc":
-                        continue
-                    defs_of[var] = [ins]
-                    types[var] = d.type
-                elif not lst or lst[-1] is not ins:
-                    lst.append(ins)
-                if vary[d.id]:
-                    vary_set.add(var)
-            if ds:
+            # (a plain loop and call: the fast forms in compiled code; the carry flag,
+            # ``ins.carry_out``, belongs to no web)
+            defs = ins.defs
+            for d in defs:
+                _write(ins, d, defs_of, types, vary, vary_set)
+            if defs:
                 info = ins.info
                 if info is not None and info.name in _COPY_OPS:
                     copy_ins.append(ins)
             if undefs:  # a register read before any write starts its web there
-                for u in (ins.pred, *ins.uses):
+                p = ins.pred
+                if p is not None and p.kind == "undef" and p.var not in defs_of:
+                    defs_of[p.var] = []
+                    types[p.var] = p.type
+                for u in ins.uses:
                     if isinstance(u, Value) and u.kind == "undef" and u.var not in defs_of:
                         defs_of[u.var] = []
                         types[u.var] = u.type
@@ -391,7 +409,7 @@ def scan(func: Func, varying: bytearray | None = None) -> Scan:
         else:
             continue
         for d in ins.result_values():
-            if d.kind != _NOT_A_WEB and d.var[:3] != "%cc":
+            if d.kind != _NOT_A_WEB and not d.var.startswith("%cc"):
                 into.add(d.var)
     return Scan(Webs(defs_of, types), insts, pos, cls, vary_set, not_written, copies, specials)
 
@@ -405,11 +423,10 @@ def record_reads(
     reads: dict[str, list[Use]] = {k: webs[k].uses for k in names}
     if not reads:
         return
-    rget = reads.get
     for ins in insts if insts is not None else func.instructions():
         p = ins.pred
         if p is not None:
-            lst = rget(p.var)
+            lst = reads.get(p.var)
             if lst is not None and p.kind != _NOT_A_WEB:
                 lst.append(Use(ins, -1, False))
         addr: set[int] | None = None
@@ -417,7 +434,7 @@ def record_reads(
         for u in ins.uses:
             k += 1
             if type(u) is Value:
-                lst = rget(u.var)
+                lst = reads.get(u.var)
                 if lst is not None and u.kind != _NOT_A_WEB:
                     if addr is None:
                         info = ins.info

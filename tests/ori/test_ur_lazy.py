@@ -70,10 +70,24 @@ CALLEE = (
 )
 
 
+# a carry flag (no web), a guard predicate and an operand read before any write
+# (each starts its web there), a register written twice by one instruction's results
+CARRY_AND_UNDEFINED = _kernel(
+    """mov.u32 %r1, %tid.x;
+add.cc.u32 %r2, %r1, 7;
+addc.u32 %r3, %r1, 0;
+@%p3 add.s32 %r4, %r5, %r2;
+mad.lo.cc.u32 %r6, %r3, %r4, %r1;
+setp.lt.u32 %p1, %r6, %r7;
+@%p1 st.global.u32 [%rd1], %r6;
+"""
+)
+
+
 def test_every_web_is_planned_in_order_with_its_writes() -> None:
     """The plans made on demand cover every web, in web order, each with the lines of
     all its writes (a varying register written twice has both)."""
-    for text, name in ((PROBE, None), (CALLEE, "f")):
+    for text, name in ((PROBE, None), (CALLEE, "f"), (CARRY_AND_UNDEFINED, "k")):
         mod = lift_module(parse(text, "t.ptx"))
         md = analyze_module(mod)
         for f in mod.funcs if name is None else [mod.func(name)]:
