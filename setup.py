@@ -1,5 +1,7 @@
 """Build hook: the metadata lives in pyproject.toml; this only adds the compiled
-front end (``ptxopt/accel.py`` lists the modules and says when they stay Python)."""
+front end (``ptxopt/accel.py`` lists the modules and says when they stay Python) and
+the ``ptxopt-ptxas`` program: the native client (``ptxopt/native/client.c``) where
+the build compiles, else the Python client's script."""
 
 from __future__ import annotations
 
@@ -7,8 +9,10 @@ import atexit
 import hashlib
 import os
 import platform
+import re
 import runpy
 import shutil
+import subprocess
 import sys
 import tempfile
 
@@ -68,8 +72,41 @@ def _build_base(compiling: bool) -> str:
     return os.path.join(os.path.abspath(cache), h.hexdigest()[:16])
 
 
+def _native_client() -> str | None:
+    """``ptxopt-ptxas`` as the native client, built into ``build/`` for a build that
+    is not pure-Python: it finds its server and its Python fallback at run time (the
+    wheel may be installed anywhere); ``None`` for a pure or editable build, or when
+    there is no C compiler or it fails."""
+    if os.environ.get("PTXOPT_PURE") == "1" or not _BUILDS.intersection(sys.argv[1:]):
+        return None
+    cc = os.environ.get("CC") or shutil.which("cc") or shutil.which("gcc")
+    if not cc:
+        return None
+    here = os.path.dirname(os.path.abspath(__file__))
+    with open(os.path.join(here, "ptxopt", "__init__.py"), encoding="utf-8") as f:
+        version = re.search(r'^__version__ = "([^"]+)"', f.read(), re.M)
+    if version is None:
+        return None
+    # (relative to the checkout, as setup() wants every path)
+    out = "build/native/ptxopt-ptxas"
+    os.makedirs(os.path.join(here, "build", "native"), exist_ok=True)
+    src = "ptxopt/native/client.c"
+    flags = ["-O2", "-std=gnu11", "-DPTXOPT_DISCOVER", f'-DPTXOPT_VERSION="{version.group(1)}"']
+    cmd = [cc, *flags, src, "-o", out]
+    done = subprocess.run(cmd, cwd=here, capture_output=True, text=True)
+    if done.returncode != 0:
+        print(f"ptxopt: no native ptxopt-ptxas ({done.stderr.strip()[:200]})", file=sys.stderr)
+        return None
+    os.chmod(os.path.join(here, out), 0o755)
+    return out
+
+
 _EXTENSIONS = _extensions()
+_CLIENT = _native_client()
 setup(
     ext_modules=_EXTENSIONS,
     options={"build": {"build_base": _build_base(bool(_EXTENSIONS))}},
+    # the native program beside the scripts; without it, the Python client's script
+    data_files=[("bin", [_CLIENT])] if _CLIENT else [],
+    scripts=[] if _CLIENT else ["ptxopt/native/ptxopt-ptxas"],
 )

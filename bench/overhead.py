@@ -11,11 +11,14 @@ For every corpus file of at least 1,000 lines, side by side in one run (best of
   the server off (``PTXOPT_SERVER=0``), less the time its real ptxas ran in that same
   run (``PTXOPT_TIMES``; until 2026-12-02 less the ``ptxas`` column's time, which
   brought ptxas's run-to-run variation into the difference);
-* ``resident``: the same with the resident server already running (since
-  2026-12-02 ``ptxopt-ptxas`` hands the server its whole command line, as the
-  native client does; before, it imported the drop-in and sent the PTX);
-* ``native``: the native client (``ptxopt-ptxas --ptxopt-make-client``, no Python
-  start-up) with the same server; left out when no C compiler builds it;
+* ``resident``: ``ptxopt-ptxas`` as installed, with the resident server already
+  running: with ``--venv`` (a compiled build) the native client that ``pip install``
+  puts there since 2026-12-03, else (and before) the Python client;
+* ``py-client``: the Python client (``ptxopt-ptxas-py``, :mod:`ptxopt.thin_client`)
+  with the same server (since 2026-12-02 it hands the server its whole command line,
+  as the native client does; before, it imported the drop-in and sent the PTX);
+* ``native``: the native client built by ``ptxopt-ptxas --ptxopt-make-client`` (no
+  Python start-up) with the same server; left out when no C compiler builds it;
 * ``hook``: the in-process Triton hook's work (:func:`ptxopt.triton.optimize_ptx`) on
   the file in one long-lived process of the interpreter the other columns use (with
   ``--venv`` the installed package, compiled front end included): no start-up.  Each
@@ -27,8 +30,8 @@ For every corpus file of at least 1,000 lines, side by side in one run (best of
 
 Each column is the added time divided by ptxas's time; the summary gives the
 geometric mean, the maximum, and the maximum over files where ptxas needs >= 0.1 s.
-The processes of one file run in rounds (ptxas, cli, drop-in, resident, native, then
-again), the fastest of each counts (for a drop-in: the smallest added time).  A cell
+The processes of one file run in rounds (ptxas, cli, drop-in, resident, py-client,
+native, then again), the fastest of each counts (for a drop-in: the smallest added time).  A cell
 whose added time is not above zero would be "-" and left out of the summary, which
 says how many were.
 It also prints start-up (``ptxopt opt -p none`` on a 100-line file against a bare
@@ -225,8 +228,9 @@ def main() -> int:
     env["PTXOPT_PASSES"] = args.passes
     cold = dict(env, PTXOPT_SERVER="0")
     dropin = write_launcher(tmp)
+    installed = Path(PYTHON).parent / "ptxopt-ptxas"
     try:
-        return measure(args, files, tmp, env, cold, dropin)
+        return measure(args, files, tmp, env, cold, dropin, installed if args.venv else dropin)
     finally:
         pid = server.ping(
             os.path.join(env["PTXOPT_SERVER_DIR"], os.path.basename(server.socket_path()))
@@ -243,6 +247,7 @@ def measure(
     env: dict[str, str],
     cold: dict[str, str],
     dropin: Path,
+    installed: Path,
 ) -> int:
     print(f"pipeline: -p {args.passes}")
     inproc = in_process(files, args.passes, args.repeat, env, tmp)
@@ -276,7 +281,9 @@ def measure(
     native: Path | None = Path(made.stdout.strip()) if made.returncode == 0 else None
     if native is None:
         print(f"(no native client: {made.stderr.strip()})")
-    cols = ("cli", "drop-in", "resident", "native", "hook", "hook-warm")
+    kind = "native" if installed.read_bytes()[:4] == b"\x7fELF" else "Python"
+    print(f"resident: {installed} (the {kind} client)")
+    cols = ("cli", "drop-in", "resident", "py-client", "native", "hook", "hook-warm")
     ratios: dict[str, list[tuple[float, float]]] = {c: [] for c in cols}
     lost = dict.fromkeys(cols, 0)
     lines_total = 0
@@ -296,7 +303,8 @@ def measure(
                 env,
             ),
             "drop-in": ([str(dropin), *as_args], cold),
-            "resident": ([str(dropin), *as_args], env),
+            "resident": ([str(installed), *as_args], env),
+            "py-client": ([str(dropin), *as_args], env),
         }
         if native:
             runs["native"] = ([str(native), *as_args], env)
@@ -320,6 +328,7 @@ def measure(
             "cli": t_cli,
             "drop-in": fastest["drop-in"],
             "resident": fastest["resident"],
+            "py-client": fastest["py-client"],
             "native": fastest.get("native", math.nan),
             "hook": best,
             "hook-warm": warm_of[str(p)],

@@ -158,8 +158,9 @@ _self_answers: dict[tuple[object, ...], bool] = {}
 
 
 def _is_self(path: str) -> bool:
-    """Is ``path`` this program (the console script, a link to it, or the native
-    client that handed this run over: ``PTXOPT_CLIENT_EXE``)?"""
+    """Is ``path`` this program (the console script, a link to it, the native
+    client that handed this run over: ``PTXOPT_CLIENT_EXE``, or any native client,
+    known by the name it gives itself there)?"""
     try:
         st = os.stat(path)
     except OSError:
@@ -191,9 +192,17 @@ def _is_self_uncached(path: str) -> bool:
     try:
         with open(real, "rb") as f:
             head = f.read(2048)
+            if head.startswith(b"\x7fELF") and os.fstat(f.fileno()).st_size < _NATIVE_MAX:
+                # ptxopt/native/client.c (a few dozen kilobytes; ptxas is megabytes)
+                return _NATIVE_MARK in head + f.read()
     except OSError:
         return False
     return head.startswith(b"#!") and (b"ptxopt.dropin" in head or b"ptxopt.thin_client" in head)
+
+
+# a string only the native client's program holds, and the most bytes it has
+_NATIVE_MARK = b"PTXOPT_CLIENT_EXE=%s"
+_NATIVE_MAX = 1 << 20
 
 
 def find_real_ptxas() -> str | None:
@@ -458,13 +467,17 @@ def _nvcc_home(nvcc: str) -> str:
 CLIENT_OPTION = "--ptxopt-make-client"
 
 
-def make_client(dest_dir: str, name: str = "ptxas") -> str:
+def make_client(dest_dir: str, name: str = "ptxas", *, discover: bool = False) -> str:
     """Compile the native client (``ptxopt/native/client.c``) into ``dest_dir/name``
     with ``$CC`` (default ``cc``) and return its path.  It hands each run to this
     installation's resident server and becomes this drop-in when there is none.
-    Raises :class:`OSError` when there is no C compiler or it fails."""
+    ``discover``: the client as ``pip install`` builds it (``ptxopt-ptxas``), which
+    knows neither this interpreter nor the socket's name and finds both through the
+    Python client ``ptxopt-ptxas-py`` beside it.  Raises :class:`OSError` when there
+    is no C compiler or it fails."""
     from importlib import resources
 
+    from ptxopt import __version__
     from ptxopt.thin_client import socket_path
 
     source = resources.files("ptxopt").joinpath("native/client.c").read_bytes()
@@ -478,16 +491,14 @@ def make_client(dest_dir: str, name: str = "ptxas") -> str:
         with open(src, "wb") as f:
             f.write(source)
         built = os.path.join(work, name)
-        cmd = [
-            cc,
-            "-O2",
-            "-std=gnu11",
-            f"-DPTXOPT_PYTHON={_c_string(sys.executable)}",
-            f"-DPTXOPT_SOCKET_NAME={_c_string(os.path.basename(socket_path()))}",
-            src,
-            "-o",
-            built,
-        ]
+        if discover:
+            defines = ["-DPTXOPT_DISCOVER", f"-DPTXOPT_VERSION={_c_string(__version__)}"]
+        else:
+            defines = [
+                f"-DPTXOPT_PYTHON={_c_string(sys.executable)}",
+                f"-DPTXOPT_SOCKET_NAME={_c_string(os.path.basename(socket_path()))}",
+            ]
+        cmd = [cc, "-O2", "-std=gnu11", *defines, src, "-o", built]
         done = subprocess.run(cmd, capture_output=True, text=True)
         if done.returncode != 0:
             detail = (done.stderr or done.stdout).strip().splitlines()

@@ -1,4 +1,5 @@
-"""The ``ptxopt-ptxas`` program's first step: the resident server's thin client.
+"""The Python client of the resident server: ``ptxopt-ptxas-py``, and ``ptxopt-ptxas``
+itself where the package was built without the native client (``setup.py``).
 
 A run hands its whole ptxas command line to the server (:mod:`ptxopt.server`) the
 way the native client does (``ptxopt/native/client.c``, the same ``PTXC`` request):
@@ -16,7 +17,8 @@ the drop-in runs in this process (:func:`ptxopt.dropin.entry`), which starts a
 server for the next run: the build never depends on the server.
 
 This module also names the socket (:func:`socket_path`), for the server and both
-clients.
+clients, and makes the link by which an installed native client finds it
+(:func:`link_client`).
 """
 
 from __future__ import annotations
@@ -88,8 +90,9 @@ def served(argv: list[str]) -> int | None:
 
     try:
         env = dict(os.environb)
-        # the worker's drop-in must not take this program for the real ptxas
-        env[b"PTXOPT_CLIENT_EXE"] = os.fsencode(os.path.realpath(sys.argv[0]))
+        # the worker's drop-in must not take this program for the real ptxas (nor
+        # the native client that started it and named itself there)
+        env.setdefault(b"PTXOPT_CLIENT_EXE", os.fsencode(os.path.realpath(sys.argv[0])))
         body = client_request(argv, os.getcwd(), env)
         sock = _socket.socket(_socket.AF_UNIX, _socket.SOCK_STREAM)
         try:
@@ -116,9 +119,40 @@ def served(argv: list[str]) -> int | None:
     return int.from_bytes(reply[4:], "big", signed=True) & 0xFF
 
 
+def link_client(name: str) -> None:
+    """Point ``name`` in the server's directory (``c-<16 hex digits>.sock``, the
+    link an installed native client connects to, see ``ptxopt/native/client.c``) at
+    this installation's socket.  A name of another form, or a failure, makes no
+    link: the native client then keeps handing its runs to this program."""
+    if len(name) != 23 or not name.startswith("c-") or not name.endswith(".sock"):
+        return
+    if any(c not in "0123456789abcdef" for c in name[2:18]):
+        return
+    target = socket_path()
+    folder = os.path.dirname(target)
+    link = os.path.join(folder, name)
+    want = os.path.basename(target)
+    try:
+        if os.readlink(link) == want:
+            return
+    except OSError:
+        pass
+    try:
+        os.makedirs(folder, mode=0o700, exist_ok=True)
+        tmp = f"{link}.{os.getpid()}"
+        os.symlink(want, tmp)
+        os.replace(tmp, link)
+    except OSError:
+        pass
+
+
 def entry() -> None:
-    """The ``ptxopt-ptxas`` program: the run served by the resident server, else the
-    drop-in in this process."""
+    """The ``ptxopt-ptxas-py`` program: the run served by the resident server, else the
+    drop-in in this process.  Started by the installed native client, which found no
+    server behind its link (``PTXOPT_CLIENT_LINK``), it makes that link first."""
+    link = os.environ.pop("PTXOPT_CLIENT_LINK", None)
+    if link and os.environ.get("PTXOPT_SERVER") != "0":
+        link_client(link)
     code = served(sys.argv[1:])
     if code is None:
         from ptxopt.dropin import entry as in_process

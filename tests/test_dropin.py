@@ -4,6 +4,7 @@ and status passed through, fallback to the original PTX, nvcc end to end."""
 from __future__ import annotations
 
 import os
+import re
 import shutil
 import stat
 import subprocess
@@ -88,11 +89,16 @@ def test_parse_ptxas_command_lines() -> None:
 
 
 def test_console_script_declared() -> None:
+    # ptxopt-ptxas itself is the native client or this script (setup.py)
     with open(ROOT / "pyproject.toml", "rb") as f:
         scripts = tomllib.load(f)["project"]["scripts"]
-    assert scripts["ptxopt-ptxas"] == "ptxopt.thin_client:entry"
+    assert scripts["ptxopt-ptxas-py"] == "ptxopt.thin_client:entry"
+    assert "ptxopt-ptxas" not in scripts
+    script = (ROOT / "ptxopt" / "native" / "ptxopt-ptxas").read_text()
+    assert script.startswith("#!python\n") and "from ptxopt.thin_client import entry" in script
     if os.environ.get("PTXOPT_TEST_INSTALLED"):
         assert shutil.which("ptxopt-ptxas"), "the installed package has no ptxopt-ptxas"
+        assert shutil.which("ptxopt-ptxas-py"), "the installed package has no ptxopt-ptxas-py"
 
 
 def test_launcher_is_recognised_as_self(tmp_path: Path) -> None:
@@ -104,6 +110,11 @@ def test_launcher_is_recognised_as_self(tmp_path: Path) -> None:
     assert _is_self(str(thin))
     if PTXAS is not None:
         assert not _is_self(PTXAS)
+        # nor the binary behind a wrapper of it (an ELF ptxopt did not write)
+        small = Path(PTXAS).stat().st_size < 4096
+        real = small and re.search(r"exec (\S+/ptxas)", Path(PTXAS).read_text(errors="replace"))
+        if real:
+            assert not _is_self(real.group(1))
 
 
 def test_the_answer_of_is_self_follows_the_file(tmp_path: Path) -> None:

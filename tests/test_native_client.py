@@ -1,9 +1,11 @@
 """The thin drop-in clients: the native one (``ptxopt/native/client.c``, built with the
-machine's C compiler) and ``ptxopt-ptxas`` itself (:mod:`ptxopt.thin_client`).  Each
-hands a whole ptxas command line to the resident server -- arguments, working
-directory, environment, standard output and error -- and becomes (or runs) the
-Python drop-in whenever the server cannot serve it.  The tests that run a client run
-each of the two.
+machine's C compiler by ``--ptxopt-make-client``, or as ``pip install`` builds it,
+finding its server and its fallback at run time), the Python one
+(:mod:`ptxopt.thin_client`, ``ptxopt-ptxas-py``) and the ``ptxopt-ptxas`` that the
+installed package has.  Each hands a whole ptxas command line to the resident server
+-- arguments, working directory, environment, standard output and error -- and
+becomes (or runs) the Python drop-in whenever the server cannot serve it.  The tests
+that run a client run each of them.
 
 A fake ptxas (``PTXOPT_PTXAS``) reports what it was given: its arguments, working
 directory, one environment variable, and which process ran it (a server worker or
@@ -25,8 +27,8 @@ from pathlib import Path
 import pytest
 
 from ptxopt import server
-from ptxopt.dropin import _c_string, make_client, make_nvcc_dir
-from ptxopt.thin_client import client_request
+from ptxopt.dropin import _c_string, _is_self, make_client, make_nvcc_dir
+from ptxopt.thin_client import client_request, link_client, socket_path
 from tests.test_dropin import env_for
 from tests.test_server import wait_for
 
@@ -83,11 +85,11 @@ def test_c_string_literals() -> None:
     assert _c_string('a"b\\c\né') == '"a\\042b\\134c\\012\\303\\251"'
 
 
-def python_client(directory: Path) -> Path:
-    """``directory/ptxas``: a launcher of :mod:`ptxopt.thin_client`, as the
-    ``ptxopt-ptxas`` console script is one."""
+def python_client(directory: Path, name: str = "ptxas") -> Path:
+    """``directory/name``: a launcher of :mod:`ptxopt.thin_client`, as the
+    ``ptxopt-ptxas-py`` console script is one."""
     directory.mkdir(parents=True, exist_ok=True)
-    path = directory / "ptxas"
+    path = directory / name
     path.write_text(
         f"#!{sys.executable}\nimport sys\nfrom ptxopt.thin_client import entry\n"
         "if __name__ == '__main__':\n    sys.exit(entry())\n"
@@ -96,17 +98,45 @@ def python_client(directory: Path) -> Path:
     return path
 
 
-@pytest.fixture(params=[pytest.param("native", marks=needs_cc), "python"])
+def discovering_client(directory: Path) -> Path:
+    """``directory/ptxas``: the native client as ``pip install`` builds it, with the
+    Python client it falls back to beside it."""
+    python_client(directory, "ptxopt-ptxas-py")
+    return Path(make_client(str(directory), discover=True))
+
+
+# the installed ptxopt-ptxas (the native client in a compiled build): CI installs it
+INSTALLED = shutil.which("ptxopt-ptxas") if os.environ.get("PTXOPT_TEST_INSTALLED") else None
+needs_installed = pytest.mark.skipif(
+    INSTALLED is None, reason="runs on the installed package (PTXOPT_TEST_INSTALLED=1)"
+)
+
+
+@pytest.fixture(
+    params=[
+        pytest.param("native", marks=needs_cc),
+        pytest.param("discovering", marks=needs_cc),
+        "python",
+        pytest.param("installed", marks=needs_installed),
+    ]
+)
 def client(
     request: pytest.FixtureRequest, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> Iterator[tuple[Path, dict[str, str]]]:
-    """A client in tmp_path/bin/ptxas (the native one built there, or the Python
-    one), an environment for it (a private server directory, the fake ptxas) and the
-    server stopped afterwards."""
+    """A client in tmp_path/bin/ptxas (the native one built there, either way, the
+    Python one, or a link to the installed ``ptxopt-ptxas``), an environment for it
+    (a private server directory, the fake ptxas) and the server stopped afterwards."""
     srv = tmp_path / "srv"
     monkeypatch.setenv("PTXOPT_SERVER_DIR", str(srv))
     if request.param == "native":
         exe = Path(make_client(str(tmp_path / "bin")))
+    elif request.param == "discovering":
+        exe = discovering_client(tmp_path / "bin")
+    elif request.param == "installed":
+        assert INSTALLED is not None
+        exe = tmp_path / "bin" / "ptxas"
+        exe.parent.mkdir()
+        exe.symlink_to(INSTALLED)
     else:
         exe = python_client(tmp_path / "bin")
     fake = tmp_path / "fake" / "ptxas"
@@ -215,6 +245,26 @@ def test_the_client_is_not_taken_for_the_real_ptxas(
 
 
 @needs_cc
+def test_set_up_commands_run_in_process(
+    client: tuple[Path, dict[str, str]], tmp_path: Path
+) -> None:
+    """``--ptxopt-make-client DIR`` through a client whose server runs: made in the
+    client's own process (a worker would hand it to ptxas as an option)."""
+    exe, env = client
+    run_client(exe, env, tmp_path / "work")
+    assert wait_for(lambda: server.ping() is not None)
+    made = subprocess.run(
+        [str(exe), "--ptxopt-make-client", str(tmp_path / "made")],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert made.returncode == 0, made.stderr
+    assert (tmp_path / "made" / "ptxas").read_bytes()[:4] == b"\x7fELF"
+
+
+@needs_cc
 def test_nvcc_dir_uses_the_native_client(tmp_path: Path) -> None:
     if shutil.which("nvcc") is None:
         pytest.skip("nvcc is not on PATH")
@@ -254,3 +304,69 @@ def test_triton_through_the_native_client(tmp_path: Path, monkeypatch: pytest.Mo
         pid = server.ping()
         if pid is not None:
             os.kill(pid, signal.SIGTERM)
+
+
+@pytest.mark.parametrize("client", ["discovering"], indirect=True)
+def test_the_discovering_client_links_to_its_server(
+    client: tuple[Path, dict[str, str]], tmp_path: Path
+) -> None:
+    """The installed client's first run finds no link and hands the run to the Python
+    client beside it, which makes the link to its server's socket; a link left
+    pointing at a socket that is gone is made again; the Python client makes no link
+    of a name that is not one."""
+    exe, env = client
+    srv, work = tmp_path / "srv", tmp_path / "work"
+    want = os.path.basename(socket_path())
+    first = run_client(exe, env, work)
+    assert first.returncode == 0, first.stderr
+    links = [p for p in srv.iterdir() if p.name.startswith("c-")]
+    assert len(links) == 1 and os.readlink(links[0]) == want
+    assert re.fullmatch(r"c-[0-9a-f]{16}\.sock", links[0].name)
+    assert wait_for(lambda: server.ping() is not None)
+    served = run_client(exe, env, work)
+    assert parent_of(ptxas_parent(served)) == server.ping()
+    # a stale link: the run goes to the Python client, which mends it and is served
+    links[0].unlink()
+    links[0].symlink_to("s-000000000000.sock")
+    again = run_client(exe, env, work)
+    assert again.returncode == 0 and parent_of(ptxas_parent(again)) == server.ping()
+    assert os.readlink(links[0]) == want
+    assert parent_of(ptxas_parent(run_client(exe, env, work))) == server.ping()
+    # the link's name is the client's own (its path and ptxopt's version)
+    run_client(discovering_client(tmp_path / "bin2"), env, work)
+    assert len([p for p in srv.iterdir() if p.name.startswith("c-")]) == 2
+    for bad in ("c-0123.sock", "s-0123456789abcdef.sock", "c-0123456789abcdeg.sock"):
+        link_client(bad)
+        assert not (srv / bad).exists() and not (srv / bad).is_symlink()
+    link_client("c-0123456789abcdef.sock")
+    assert os.readlink(srv / "c-0123456789abcdef.sock") == want
+
+
+@needs_cc
+def test_every_native_client_is_known_as_ptxopt(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A native client found on PATH as ptxas is not the real ptxas, whichever program
+    asks (not only the one it handed its run to: ``PTXOPT_CLIENT_EXE``)."""
+    monkeypatch.delenv("PTXOPT_CLIENT_EXE", raising=False)
+    for exe in (make_client(str(tmp_path / "a")), discovering_client(tmp_path / "b")):
+        assert _is_self(str(exe))
+    plain = tmp_path / "plain.c"
+    plain.write_text("int main(void) { return 0; }\n")
+    assert CC is not None
+    subprocess.run([CC, str(plain), "-o", str(tmp_path / "plain")], check=True)
+    assert not _is_self(str(tmp_path / "plain"))
+
+
+@needs_installed
+def test_the_installed_ptxopt_ptxas_is_the_build_s_client() -> None:
+    """A compiled build installs the native client as ptxopt-ptxas, with the Python
+    client beside it; a pure one the Python client's script."""
+    assert INSTALLED is not None
+    head = Path(INSTALLED).read_bytes()[:4096]
+    beside = Path(INSTALLED).parent / "ptxopt-ptxas-py"
+    assert beside.is_file() and b"ptxopt.thin_client" in beside.read_bytes()[:2048]
+    if os.environ.get("PTXOPT_EXPECT_BUILD") == "compiled":
+        assert head.startswith(b"\x7fELF"), "the compiled build's ptxopt-ptxas is not native"
+    elif os.environ.get("PTXOPT_EXPECT_BUILD") == "pure":
+        assert head.startswith(b"#!") and b"ptxopt.thin_client" in head

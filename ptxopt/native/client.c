@@ -20,6 +20,14 @@
  *
  * PTXOPT_PYTHON (the interpreter) and PTXOPT_SOCKET_NAME (the socket's file name,
  * which names the installation) are fixed when the client is built.
+ *
+ * Built with PTXOPT_DISCOVER instead (the `ptxopt-ptxas` that `pip install` puts
+ * beside the package's scripts; PTXOPT_VERSION names the package's version), the
+ * client knows neither: it connects to the link `c-<key>.sock` in the server's
+ * directory, <key> the FNV-1a hash of its own path and the version, and falls back
+ * to the Python client `ptxopt-ptxas-py` beside it (else on PATH), telling it the
+ * link's name in PTXOPT_CLIENT_LINK; that client makes the link to its server's
+ * socket, so the next run connects directly.
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -35,16 +43,64 @@
 #include <sys/un.h>
 #include <unistd.h>
 
+#ifdef PTXOPT_DISCOVER
+#ifndef PTXOPT_VERSION
+#error "build with -DPTXOPT_VERSION=\"x.y.z\""
+#endif
+#else
 #ifndef PTXOPT_PYTHON
 #error "build with -DPTXOPT_PYTHON=\"/path/to/python\""
 #endif
 #ifndef PTXOPT_SOCKET_NAME
 #error "build with -DPTXOPT_SOCKET_NAME=\"s-....sock\""
 #endif
+#endif
 
 extern char **environ;
 
 static char self_env[PATH_MAX + 32];
+static char exe[PATH_MAX]; /* this program, "" when unknown */
+
+#ifdef PTXOPT_DISCOVER
+#define PY_CLIENT "ptxopt-ptxas-py"
+static char link_name[32];           /* c-<16 hex digits>.sock */
+static char link_env[sizeof link_name + 32];
+
+/* Become the Python client beside this program (else the first on PATH), which
+ * makes the link for the next run. */
+static void in_process(int argc, char **argv) {
+    (void)argc;
+    char path[PATH_MAX];
+    const char *slash = strrchr(exe, '/');
+    if (link_name[0]) {
+        snprintf(link_env, sizeof link_env, "PTXOPT_CLIENT_LINK=%s", link_name);
+        putenv(link_env);
+    }
+    argv[0] = PY_CLIENT;
+    if (slash != NULL) {
+        int n = snprintf(path, sizeof path, "%.*s/%s", (int)(slash - exe), exe, PY_CLIENT);
+        if (n > 0 && (size_t)n < sizeof path)
+            execv(path, argv);
+    }
+    execvp(PY_CLIENT, argv);
+    fprintf(stderr, "ptxopt-ptxas: cannot run %s: %s\n", PY_CLIENT, strerror(errno));
+    _exit(127);
+}
+
+/* The link's name: FNV-1a (64 bits) over this program's path, a 0 byte, the version. */
+static void make_link_name(void) {
+    uint64_t h = 0xcbf29ce484222325ULL;
+    const unsigned char *p = (const unsigned char *)exe;
+    size_t n = strlen(exe) + 1; /* the 0 byte included */
+    for (size_t i = 0; i < n; i++)
+        h = (h ^ p[i]) * 0x100000001b3ULL;
+    for (p = (const unsigned char *)PTXOPT_VERSION; *p; p++)
+        h = (h ^ *p) * 0x100000001b3ULL;
+    snprintf(link_name, sizeof link_name, "c-%016llx.sock", (unsigned long long)h);
+}
+#define SOCKET_NAME link_name
+#else
+#define SOCKET_NAME PTXOPT_SOCKET_NAME
 
 /* Become the Python drop-in with the same arguments. */
 static void in_process(int argc, char **argv) {
@@ -63,6 +119,7 @@ static void in_process(int argc, char **argv) {
     fprintf(stderr, "ptxopt-ptxas: cannot run %s: %s\n", PTXOPT_PYTHON, strerror(errno));
     _exit(127);
 }
+#endif
 
 struct buf {
     char *data;
@@ -112,11 +169,11 @@ static int socket_path(char *out, size_t size) {
     struct stat st;
     int n;
     if (given != NULL && *given)
-        n = snprintf(out, size, "%s/%s", given, PTXOPT_SOCKET_NAME);
+        n = snprintf(out, size, "%s/%s", given, SOCKET_NAME);
     else if (run != NULL && *run && stat(run, &st) == 0 && S_ISDIR(st.st_mode))
-        n = snprintf(out, size, "%s/ptxopt/%s", run, PTXOPT_SOCKET_NAME);
+        n = snprintf(out, size, "%s/ptxopt/%s", run, SOCKET_NAME);
     else
-        n = snprintf(out, size, "/tmp/ptxopt-%u/%s", (unsigned)getuid(), PTXOPT_SOCKET_NAME);
+        n = snprintf(out, size, "/tmp/ptxopt-%u/%s", (unsigned)getuid(), SOCKET_NAME);
     return n > 0 && (size_t)n < size ? 0 : -1;
 }
 
@@ -148,16 +205,26 @@ static int write_all(int fd, const char *p, size_t n) {
 
 int main(int argc, char **argv) {
     /* the server's drop-in must not take this program for the real ptxas */
-    char exe[PATH_MAX];
     ssize_t len = readlink("/proc/self/exe", exe, sizeof exe - 1);
     if (len > 0) {
         exe[len] = '\0';
         snprintf(self_env, sizeof self_env, "PTXOPT_CLIENT_EXE=%s", exe);
         putenv(self_env);
+    } else {
+        exe[0] = '\0';
     }
+#ifdef PTXOPT_DISCOVER
+    if (exe[0] == '\0')
+        in_process(argc, argv);
+    make_link_name();
+#endif
     const char *server = getenv("PTXOPT_SERVER");
     if (server != NULL && strcmp(server, "0") == 0)
         in_process(argc, argv);
+    /* ptxopt's own set-up commands (--ptxopt-make-client DIR, ...) run in process */
+    for (int i = 1; i < argc; i++)
+        if (strncmp(argv[i], "--ptxopt-", 9) == 0)
+            in_process(argc, argv);
 
     struct sockaddr_un addr;
     memset(&addr, 0, sizeof addr);
