@@ -91,6 +91,8 @@ def _native_client() -> str | None:
     out = "build/native/ptxopt-ptxas"
     os.makedirs(os.path.join(here, "build", "native"), exist_ok=True)
     src = "ptxopt/native/client.c"
+    # the flags of ptxopt.dropin.make_client(discover=True), which the tests build with
+    # (the package cannot be imported here: its dependencies are not installed yet)
     flags = ["-O2", "-std=gnu11", "-DPTXOPT_DISCOVER", f'-DPTXOPT_VERSION="{version.group(1)}"']
     cmd = [cc, *flags, src, "-o", out]
     done = subprocess.run(cmd, cwd=here, capture_output=True, text=True)

@@ -279,6 +279,10 @@ def _handle_client(conn: socket.socket, payload: bytes, fds: list[int]) -> None:
         if len(fds) != 2:
             raise ValueError("a client request carries its standard output and error")
         argv, cwd, env = decode_client_request(payload)
+        if any(a.startswith("--ptxopt-") for a in argv):
+            # ptxopt's own set-up commands (``--ptxopt-make-client DIR``): the client
+            # runs them itself (a worker would hand them to ptxas as options)
+            raise ValueError("a set-up command runs in the client's process")
         run_for_client(argv, cwd, env, fds, answer)
     except Exception:
         if not answered:

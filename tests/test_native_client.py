@@ -264,6 +264,38 @@ def test_set_up_commands_run_in_process(
     assert (tmp_path / "made" / "ptxas").read_bytes()[:4] == b"\x7fELF"
 
 
+@pytest.mark.parametrize("client", ["python"], indirect=True)
+def test_the_server_declines_set_up_commands(
+    client: tuple[Path, dict[str, str]], tmp_path: Path
+) -> None:
+    """A client that sends ``--ptxopt-make-client DIR`` anyway (one built before the
+    clients kept such runs to themselves) is told to work in process (``PTXF``),
+    with nothing written to its streams; a ptxas command line is served."""
+    import socket
+
+    exe, env = client
+    run_client(exe, env, tmp_path / "work")
+    assert wait_for(lambda: server.ping() is not None)
+    out = tmp_path / "out.txt"
+
+    def reply(argv: list[str]) -> bytes:
+        body = client_request(argv, str(tmp_path / "work"), {b"PATH": env["PATH"].encode()})
+        with open(out, "w") as f, socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as s:
+            s.connect(socket_path())
+            socket.send_fds(s, [len(body).to_bytes(4, "big")], [f.fileno(), f.fileno()])
+            s.sendall(body)
+            got = b""
+            while len(got) < 8:
+                chunk = s.recv(8 - len(got))
+                assert chunk, "the server closed the connection without a reply"
+                got += chunk
+        return got
+
+    assert reply(["--ptxopt-make-client", str(tmp_path / "made")]) == b"PTXF" + bytes(4)
+    assert not (tmp_path / "made").exists() and out.read_text() == ""
+    assert reply(["--version"])[:4] == b"PTXR"
+
+
 @needs_cc
 def test_nvcc_dir_uses_the_native_client(tmp_path: Path) -> None:
     if shutil.which("nvcc") is None:
