@@ -21,6 +21,7 @@ process round trip.
 fp32 matmul and renamed copies of the other Triton sm_90a kernels: 17 functions).
 
     python bench/ur_model.py [--file PATH | --module40k] [--rounds N] [--targets sm_80,sm_90]
+        [--installed]   # the installed ptxopt (e.g. the compiled build) instead of this checkout
 """
 
 from __future__ import annotations
@@ -37,8 +38,13 @@ from collections.abc import Callable
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
-if str(ROOT) not in sys.path:
-    sys.path.insert(0, str(ROOT))  # this checkout's ptxopt, not an installed one
+# this checkout's ptxopt, unless --installed asks for the one the interpreter has (the
+# compiled build of ``pip install .``, run from outside the checkout)
+INSTALLED = "--installed" in sys.argv
+if INSTALLED:
+    sys.path[:] = [p for p in sys.path if Path(p or ".").resolve() != ROOT]
+elif str(ROOT) not in sys.path:
+    sys.path.insert(0, str(ROOT))
 
 from ptxopt.analysis.divergence import analyze_module  # noqa: E402
 from ptxopt.driver import optimize  # noqa: E402
@@ -60,6 +66,9 @@ def main() -> int:
     ap.add_argument("--rounds", type=int, default=5)
     ap.add_argument("--targets", default="sm_80,sm_90")
     ap.add_argument("--module40k", action="store_true", help="bench/roundtrip.py's 40k-line module")
+    ap.add_argument(
+        "--installed", action="store_true", help="time the installed ptxopt, not this checkout's"
+    )
     args = ap.parse_args()
     tmpdir = tempfile.TemporaryDirectory()
     if args.module40k:
@@ -81,6 +90,12 @@ def main() -> int:
         best[col] = min(best.get(col, math.inf), dt)
 
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    if INSTALLED:
+        env.pop("PYTHONPATH")
+    import ptxopt
+    from ptxopt.accel import compiled_modules
+
+    print(f"ptxopt: {Path(ptxopt.__file__).parent} ({len(compiled_modules())} modules compiled)")
     with tempfile.TemporaryDirectory() as tmp:
         out = Path(tmp) / "out.ptx"
         cmd = [sys.executable, "-m", "ptxopt.cli", "opt", "-p", "none", str(path), "-o", str(out)]

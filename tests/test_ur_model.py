@@ -724,12 +724,12 @@ def test_constant_operands_are_a_fixpoint_in_any_block_order() -> None:
     whatever order its copies are laid out (the closure once stopped after 4 sweeps
     over the webs in layout order, which left %r6 computed)."""
     from ptxopt.ori.ur_alloc import _constant_webs
-    from ptxopt.ori.view import build_webs
+    from ptxopt.ori.view import Classes, build_webs
 
     mod = lift_module(parse(REVERSED_CHAIN, "t.ptx"))
     f = mod.func("k")
     webs = build_webs(f)
-    cls = {id(i): sass_class(i) for i in f.instructions()}
+    cls = Classes(len(list(f.instructions())))  # (build_webs numbered them)
     assert {f"%r{i}" for i in range(1, 7)} <= _constant_webs(webs.values(), cls)
     p = plan_function(f, analyze_module(mod).funcs["k"], 90)
     assert p.webs["%r6"].why == "constant operand of per-thread readers"

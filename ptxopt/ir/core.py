@@ -79,6 +79,7 @@ class Inst:
         "loc",
         "raw",
         "slot_names",
+        "point",
     )
 
     def __init__(
@@ -106,6 +107,10 @@ class Inst:
         self.raw: str | None = None  # statement kept verbatim (.pragma)
         # Register names of the template's def slots then use slots, as parsed.
         self.slot_names: list[str] = []
+        # Scratch: the program point a whole-function sweep numbered this instruction
+        # with (ptxopt.ori.view.scan), -1 before any; meaningful only to that sweep's
+        # user, and only while the function is unchanged.
+        self.point = -1
 
     @property
     def opcode(self) -> str:
@@ -132,6 +137,21 @@ class Inst:
                     yield o
         if self.carry_in is not None:
             yield self.carry_in
+
+    def operand_list(self) -> list[Value]:
+        """:meth:`operand_values` as a list (no generator: cheaper where compiled
+        code wants them all)."""
+        out = [] if self.pred is None else [self.pred]
+        for u in self.uses:
+            if isinstance(u, Value):
+                out.append(u)
+        if self.olds is not None:
+            for o in self.olds:
+                if o is not None:
+                    out.append(o)
+        if self.carry_in is not None:
+            out.append(self.carry_in)
+        return out
 
     def result_values(self) -> Iterator[Value]:
         yield from self.defs

@@ -136,6 +136,12 @@ _ROWS = [
 #: Class name -> :class:`Capability`.
 CAPABILITIES: dict[str, Capability] = {c.cls: c for c in _ROWS}
 
+# family -> class -> uniform mnemonic: one lookup per question (the model asks it
+# for every candidate web)
+_FORMS: dict[int, dict[str, str]] = {
+    fam: {c.cls: c.uniform[fam] for c in _ROWS if fam in c.uniform} for fam in (75, 90, 100)
+}
+
 
 def family(sm: int) -> int | None:
     """SM number -> capability family (75, 90, 100), ``None`` below sm_75."""
@@ -155,10 +161,9 @@ def has_uniform_file(sm: int) -> bool:
 def uniform_form(cls: str, sm: int) -> str | None:
     """The uniform mnemonic of ``cls`` on ``sm`` (``None``: no uniform form)."""
     fam = family(sm)
-    cap = CAPABILITIES.get(cls)
-    if fam is None or cap is None:
+    if fam is None:
         return None
-    return cap.uniform.get(fam)
+    return _FORMS[fam].get(cls)
 
 
 def accepts_up_source(cls: str, opcode: str) -> bool:

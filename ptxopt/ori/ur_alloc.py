@@ -138,27 +138,57 @@ class FnvSet:
         return self._n
 
 
-@dataclass(slots=True)
 class Bridge:
     """An R2UR (per-thread source into a uniform instruction) or UR2R (uniform value
-    read where only R is accepted) the conversion needs, at a PTX line."""
+    read where only R is accepted) the conversion needs, at a PTX line.  (Plain
+    classes, this and :class:`WebPlan`: compiled, their constructors are direct
+    calls, where a dataclass's generated ``__init__`` runs in the interpreter.)"""
 
-    kind: str
-    reg: str
-    line: int
+    __slots__ = ("kind", "reg", "line")
+
+    def __init__(self, kind: str, reg: str, line: int) -> None:
+        self.kind = kind
+        self.reg = reg
+        self.line = line
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, Bridge):
+            return NotImplemented
+        return (self.kind, self.reg, self.line) == (other.kind, other.reg, other.line)
+
+    def __repr__(self) -> str:
+        return f"Bridge(kind={self.kind!r}, reg={self.reg!r}, line={self.line!r})"
 
 
-@dataclass(slots=True)
 class WebPlan:
     """The decision for one web: ``file`` is R, P, UR or UP; ``why`` says which
     criterion kept it per-thread (empty when converted)."""
 
-    reg: str
-    file: str
-    cls: str
-    cost: int
-    why: str
-    lines: list[int] = field(default_factory=list)
+    __slots__ = ("reg", "file", "cls", "cost", "why", "lines")
+
+    def __init__(
+        self, reg: str, file: str, cls: str, cost: int, why: str, lines: list[int] | None = None
+    ) -> None:
+        self.reg = reg
+        self.file = file
+        self.cls = cls
+        self.cost = cost
+        self.why = why
+        self.lines: list[int] = [] if lines is None else lines
+
+    def _key(self) -> tuple[str, str, str, int, str, list[int]]:
+        return (self.reg, self.file, self.cls, self.cost, self.why, self.lines)
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, WebPlan):
+            return NotImplemented
+        return self._key() == other._key()
+
+    def __repr__(self) -> str:
+        return (
+            f"WebPlan(reg={self.reg!r}, file={self.file!r}, cls={self.cls!r}, "
+            f"cost={self.cost!r}, why={self.why!r}, lines={self.lines!r})"
+        )
 
 
 class WebPlans(Mapping[str, WebPlan]):
@@ -172,7 +202,7 @@ class WebPlans(Mapping[str, WebPlan]):
     def __init__(
         self,
         webs: Webs,
-        cls: dict[int, str],
+        cls: Classes,
         ur: set[str],
         cost: dict[str, int],
         why: dict[str, str],
@@ -198,8 +228,6 @@ class WebPlans(Mapping[str, WebPlan]):
         """Every plan, in web order (made once; what callers iterate)."""
         made = self._made
         if len(made) < len(self._webs):
-            if isinstance(self._cls, Classes):
-                self._cls.fill()
             get, plan = made.get, self._plan
             made = self._made = {k: get(k) or plan(k) for k in self._webs}
         return made
@@ -214,12 +242,12 @@ class WebPlans(Mapping[str, WebPlan]):
         defs = self._webs.defs_of[k]  # KeyError: not a web
         cls = self._cls
         if len(defs) == 1:
-            c = cls[id(defs[0])]
+            c = cls.of(defs[0])
             lines = [_line(defs[0])]
         else:
-            c = cls[id(defs[0])] if defs else ""
+            c = cls.of(defs[0]) if defs else ""
             lines = sorted({_line(d) for d in defs})
-        pred = self._webs.types[k] == ".pred"
+        pred = self._webs.type_of(k) == ".pred"
         if k in self._ur:
             wp = WebPlan(
                 k, "UP" if pred else "UR", c, self._cost.get(k, 0), self._why.get(k, ""), lines
@@ -270,8 +298,7 @@ class _Ctx:
     sm: int
     cutlass: bool
     webs: Webs
-    pos: dict[int, int]  # id(inst) -> program point
-    cls: dict[int, str]  # id(inst) -> SASS class
+    cls: Classes  # SASS classes (by program point: at_point)
     web_id: dict[str, int]
     insts: list[Inst] = field(default_factory=list)  # program point -> instruction
     varying: set[str] = field(default_factory=set)  # webs with a varying value
@@ -349,7 +376,7 @@ def _param_addresses(func: Func, webs: Webs, copies: set[str], insts: list[Inst]
     return out
 
 
-def _constant_webs(webs: Iterable[Web], cls: dict[int, str]) -> set[str]:
+def _constant_webs(webs: Iterable[Web], cls: Classes) -> set[str]:
     """Webs whose value is a constant operand rather than a computed register: every
     write is a constant-bank read (``ld.param`` of a kernel parameter, ``%ntid``), a
     ``mov`` of an immediate, or an identity of such a web (``mov``, and
@@ -367,12 +394,12 @@ def _constant_webs(webs: Iterable[Web], cls: dict[int, str]) -> set[str]:
             continue
         srcs: set[str] = set()
         for d in w.defs:
-            c = cls[id(d)]
+            c = cls.at_point(d)
             if c == "LDC":
                 continue
             if c != "MOV" and not d.ast.name.startswith("cvta.to.global"):
                 break
-            vals = list(d.operand_values())
+            vals = d.operand_list()
             if not vals and d.ast.opcode == "mov":
                 if any(isinstance(o, Imm) for o in d.ast.operands):
                     continue  # mov of an immediate
@@ -428,14 +455,14 @@ def _folded_multiplies(webs: list[Web], ctx: _Ctx) -> set[int]:
             if _folded_wide(w, d, ctx):
                 out.add(id(d))
             continue
-        is_mul = d.ast.opcode == "mul" and ctx.cls[id(d)] == "IMAD" and ".lo" in d.ast.mods
+        is_mul = d.ast.opcode == "mul" and ctx.cls.at_point(d) == "IMAD" and ".lo" in d.ast.mods
         is_shl = d.ast.opcode == "shl" and isinstance(d.ast.operands[-1], Imm)
         if not (is_mul or is_shl):
             continue
         r = w.uses[0].inst
         if is_shl and _disjoint_or(r, w.name, d):
             pass  # or of disjoint bits: the same IMAD as an add
-        elif r.ast.opcode != "add" or ctx.cls[id(r)] != "IADD3" or w.uses[0].slot < 0:
+        elif r.ast.opcode != "add" or ctx.cls.at_point(r) != "IADD3" or w.uses[0].slot < 0:
             continue
         if not _writes_varying(r, ctx):
             continue
@@ -499,7 +526,7 @@ def _per_thread_add(u: Use, ctx: _Ctx) -> bool:
     ``mul.wide.s32 %rd13, %r36, 4; add.s64 %rd14, %rd7, %rd13`` -> ``IMAD.WIDE R4,
     R10, R7, c[0x0][0x160]``, triton/layer_norm_fwd.sm80.ptx lines 59-60 at sm_80)."""
     r = u.inst
-    if r.ast.opcode != "add" or ctx.cls[id(r)] != "IADD3" or u.slot < 0:
+    if r.ast.opcode != "add" or ctx.cls.at_point(r) != "IADD3" or u.slot < 0:
         return False
     if _writes_varying(r, ctx):
         return True
@@ -514,7 +541,7 @@ def _folded_wide(w: Web, d: Inst, ctx: _Ctx) -> bool:
     ``IMAD.WIDE.U32 R2, R3, 0x4, R4``), so the product is never a register of its
     own; an immediate factor holds the IMAD's UR/constant slot, as for the folded
     shift, and the uniform factor is then read in R."""
-    if d.ast.opcode != "mul" or ".wide" not in d.ast.mods or ctx.cls[id(d)] != "IMAD":
+    if d.ast.opcode != "mul" or ".wide" not in d.ast.mods or ctx.cls.at_point(d) != "IMAD":
         return False
     if w.width != 2 or w.name in ctx.varying:
         return False
@@ -616,10 +643,10 @@ def _branch_only_compare(w: Web, ctx: _Ctx) -> bool:
     of a computed uniform value stays UP (``UISETP ... ; PLOP3.LUT P0, ..., UP0``)."""
     if not w.is_pred or not w.uses or not w.defs:
         return False
-    if any(u.slot != -1 or ctx.cls[id(u.inst)] != "BRA" for u in w.uses):
+    if any(u.slot != -1 or ctx.cls.at_point(u.inst) != "BRA" for u in w.uses):
         return False
     for d in w.defs:
-        if ctx.cls[id(d)] != "ISETP":
+        if ctx.cls.at_point(d) != "ISETP":
             return False
         leaves = 0
         for v in d.uses:
@@ -632,7 +659,7 @@ def _branch_only_compare(w: Web, ctx: _Ctx) -> bool:
                 ctx.sm >= 90
                 and s is not None
                 and len(s.defs) == 1
-                and ctx.cls[id(s.defs[0])] == "S2R"
+                and ctx.cls.at_point(s.defs[0]) == "S2R"
                 and all(u.inst is d for u in s.uses)
             ):
                 leaves += 1
@@ -654,7 +681,7 @@ def _is_param(s: Web | None, ctx: _Ctx) -> bool:
     return (
         s is not None
         and s.name in ctx.consts
-        and all(d.ast.opcode == "ld" and ctx.cls[id(d)] == "LDC" for d in s.defs)
+        and all(d.ast.opcode == "ld" and ctx.cls.at_point(d) == "LDC" for d in s.defs)
     )
 
 
@@ -672,10 +699,10 @@ def _zero_test_branch(w: Web, ctx: _Ctx) -> bool:
     (cutlass/ampere_conv2d_fprop.sm80.ptx line 1094 at sm_90)."""
     if not w.is_pred or not w.uses or not w.defs:
         return False
-    if any(u.slot != -1 or ctx.cls[id(u.inst)] != "BRA" for u in w.uses):
+    if any(u.slot != -1 or ctx.cls.at_point(u.inst) != "BRA" for u in w.uses):
         return False
     for d in w.defs:
-        if ctx.cls[id(d)] != "ISETP" or d.ast.opcode != "setp":
+        if ctx.cls.at_point(d) != "ISETP" or d.ast.opcode != "setp":
             return False
         imms = [o for o in d.ast.operands if isinstance(o, Imm)]
         regs = [v for v in d.uses if isinstance(v, Value)]
@@ -700,11 +727,11 @@ def _zero_tested_mask(w: Web, ctx: _Ctx) -> bool:
     if w.is_pred or len(w.defs) != 1 or not w.uses:
         return False
     d = w.defs[0]
-    if d.ast.opcode != "and" or ctx.cls[id(d)] != "LOP3":
+    if d.ast.opcode != "and" or ctx.cls.at_point(d) != "LOP3":
         return False
     for u in w.uses:
         c = u.inst
-        if u.slot < 0 or c.ast.opcode != "setp" or ctx.cls[id(c)] != "ISETP":
+        if u.slot < 0 or c.ast.opcode != "setp" or ctx.cls.at_point(c) != "ISETP":
             return False
         if not (".eq" in c.ast.mods or ".ne" in c.ast.mods):
             return False
@@ -765,7 +792,7 @@ def _wide_multiply(d: Inst, ctx: _Ctx) -> bool:
     mixed-input kernels, line 6105).  A factor zero- or sign-extended from 32 bits
     (``cvt.u64.u32``) makes it one ``UIMAD.WIDE.U32`` (``cuda/elementwise.O3.sm75.ptx``
     line 44 at sm_80)."""
-    if ctx.cls[id(d)] != "IMAD" or ".wide" in d.ast.mods:
+    if ctx.cls.at_point(d) != "IMAD" or ".wide" in d.ast.mods:
         return False
     if d.info is None or d.info.type is None or not d.info.type.endswith("64"):
         return False
@@ -965,7 +992,7 @@ def _eligible(w: Web, ctx: _Ctx) -> str:
     if w.name in ctx.varying:
         return _VARYING
     for d in w.defs:
-        c = ctx.cls[id(d)]
+        c = ctx.cls.at_point(d)
         if _broadcast(d, ctx):
             if w.is_pred:  # the lane-valid predicate of the shuffle: a per-thread P
                 return f"{c} has no uniform form on sm_{ctx.sm}"
@@ -994,7 +1021,7 @@ def _eligible(w: Web, ctx: _Ctx) -> str:
         return "mask tested against zero: one LOP3 writes the predicate"
     if w.width == 2 and not ctx.cutlass:
         for u in w.uses:
-            if u.address and ctx.cls[id(u.inst)] in ("LDG", "STG", "ATOMG", "LD", "ST"):
+            if u.address and ctx.cls.at_point(u.inst) in ("LDG", "STG", "ATOMG", "LD", "ST"):
                 return "64-bit global/generic address (excluded operand category)"
         if _address_base(w, ctx, 4):
             return "64-bit global/generic address base (excluded operand category)"
@@ -1013,7 +1040,7 @@ def _address_registers(ctx: _Ctx) -> set[str]:
             info = ins.info
             if info is None or info.name not in _MEMORY_OPS or not info.addrs:
                 continue
-            if ctx.cls[id(ins)] not in _GLOBAL_MEM:
+            if ctx.cls.at_point(ins) not in _GLOBAL_MEM:
                 continue
             for k in address_slots(ins):
                 v = ins.uses[k] if k < len(ins.uses) else None
@@ -1068,7 +1095,7 @@ def _address_base(w: Web, ctx: _Ctx, depth: int) -> bool:
     sm_90) and falls under the excluded category like the address itself."""
     for u in w.uses:
         c = u.inst
-        if u.address and ctx.cls[id(c)] in ("LDG", "STG", "ATOMG", "LD", "ST"):
+        if u.address and ctx.cls.at_point(c) in ("LDG", "STG", "ATOMG", "LD", "ST"):
             return True
         if depth and c.ast.opcode == "add" and any(isinstance(o, Imm) for o in c.ast.operands):
             x = _def_web(c, ctx)
@@ -1094,13 +1121,13 @@ def _reader_rows(cur: Web, ctx: _Ctx) -> list[_Row]:
         return hit
     rows: list[_Row] = []
     const = cur.name in ctx.consts
-    cls, pos = ctx.cls, ctx.pos
+    cls = ctx.cls
     for u in cur.uses:
         c = u.inst
-        cc = cls[id(c)]
+        cc = cls.at_point(c)
         xn = _def_name(c, ctx)
         line = _line(c)
-        p = pos[id(c)]
+        p = c.point
         if u.slot == -1:  # guard predicate
             rows.append((True, cc == "BRA", xn, False, p, line, id(c), c, 0))
             continue
@@ -1149,7 +1176,7 @@ def _sources(w: Web, ctx: _Ctx) -> list[tuple[str, int]]:
     for d in w.defs:
         if _broadcast(d, ctx):
             continue  # the R2UR itself (see _broadcast)
-        for v in d.operand_values():
+        for v in d.operand_list():
             k = v.var
             if v.kind == "special" or k not in defs_of or k == w.name or k in consts:
                 continue
@@ -1246,7 +1273,11 @@ def _cost(
         # keeps it in R (see _distinct_writes)
         ctx.variables.add(w.name)
         return 2 + bridges
-    if ctx.leaf_rule and uniform_readers == 0 and ctx.cls[id(w.defs[0])] not in ctx.leaf_exempt:
+    if (
+        ctx.leaf_rule
+        and uniform_readers == 0
+        and ctx.cls.at_point(w.defs[0]) not in ctx.leaf_exempt
+    ):
         bridges += 1  # read only by per-thread instructions: computed in R directly
     if ctx.tolerate_bridges and bridges and uniform_readers > bridges:
         return 1  # the variant that lets uniform readers outvote the bridges
@@ -1356,9 +1387,32 @@ class _MaxTree:
         return best
 
 
-def _interval(w: Web, ctx: _Ctx) -> tuple[int, int]:
-    ps = [ctx.pos[id(d)] for d in w.defs] + [ctx.pos[id(u.inst)] for u in w.uses]
-    return min(ps), max(ps)
+def _interval(w: Web) -> tuple[int, int]:
+    """First and last program point of ``w``'s writes and reads (a plain loop: in
+    compiled code, no list and no call of the built-in ``min``/``max``)."""
+    lo = hi = w.defs[0].point if w.defs else w.uses[0].inst.point
+    for d in w.defs:
+        p = d.point
+        if p < lo:
+            lo = p
+        elif p > hi:
+            hi = p
+    for u in w.uses:
+        p = u.inst.point
+        if p < lo:
+            lo = p
+        elif p > hi:
+            hi = p
+    return lo, hi
+
+
+def _first_point(w: Web) -> int:
+    """The program point of ``w``'s first write (it has one)."""
+    first = w.defs[0].point
+    for d in w.defs:
+        if d.point < first:
+            first = d.point
+    return first
 
 
 def _bank_constants(ctx: _Ctx) -> set[str]:
@@ -1370,7 +1424,7 @@ def _bank_constants(ctx: _Ctx) -> set[str]:
     waiting: dict[str, list[str]] = {}
     for k in ctx.consts:
         for d in ctx.webs[k].defs:
-            if ctx.cls[id(d)] == "LDC":
+            if ctx.cls.at_point(d) == "LDC":
                 out.add(k)
                 break
             for v in d.operand_values():
@@ -1385,16 +1439,27 @@ def _bank_constants(ctx: _Ctx) -> set[str]:
     return out
 
 
-def _self_loops(func: Func, pos: dict[int, int]) -> dict[int, tuple[int, int]]:
-    """Program point -> (first, last point) of its block, for every instruction of a
-    loop that is one basic block (the block branches to itself)."""
+def _self_loops(func: Func) -> dict[int, tuple[int, int]]:
+    """Block index -> (first, last program point) of the block, for every loop that is
+    one basic block (the block branches to itself)."""
     out: dict[int, tuple[int, int]] = {}
     for b in func.blocks:
         if b.insts and b in b.succs:
-            span = (pos[id(b.insts[0])], pos[id(b.insts[-1])])
-            for i in b.insts:
-                out[pos[id(i)]] = span
+            out[b.index] = (b.insts[0].point, b.insts[-1].point)
     return out
+
+
+def _loop_span(
+    c: Inst, self_loops: dict[int, tuple[int, int]], small: dict[int, tuple[int, int]]
+) -> tuple[int, int]:
+    """The points a constant load for reader ``c`` is live over: the small loop
+    around it (:func:`_small_loops`), else its block when that is a loop of one block
+    (:func:`_self_loops`), else ``c``'s own point."""
+    p = c.point
+    hit = small.get(p) if small else None
+    if hit is None and c.block is not None:
+        hit = self_loops.get(c.block.index)
+    return hit if hit is not None else (p, p)
 
 
 # The largest loop (PTX instructions) whose constant loads sm_90 hoists, see
@@ -1405,7 +1470,7 @@ def _self_loops(func: Func, pos: dict[int, int]) -> dict[int, tuple[int, int]]:
 _HOIST_LOOP_LIMIT = 200
 
 
-def _small_loops(func: Func, pos: dict[int, int], limit: int) -> dict[int, tuple[int, int]]:
+def _small_loops(func: Func, limit: int) -> dict[int, tuple[int, int]]:
     """Program point -> (first, last point) of the outermost loop around it that has
     at most ``limit`` instructions (a loop: the blocks from a back edge's target to
     its source, in program order).  sm_90 hoists the constant loads of such a loop
@@ -1434,7 +1499,7 @@ def _small_loops(func: Func, pos: dict[int, int], limit: int) -> dict[int, tuple
             size = before[b.index + 1] - before[t.index]
             if size == 0 or size > limit:
                 continue
-            ps = [pos[id(i)] for c in blocks[t.index : b.index + 1] for i in c.insts]
+            ps = [i.point for c in blocks[t.index : b.index + 1] for i in c.insts]
             spans.append((min(ps), max(ps)))
     out: dict[int, tuple[int, int]] = {}
     for lo, hi in sorted(spans, key=lambda s: s[0] - s[1]):
@@ -1444,7 +1509,11 @@ def _small_loops(func: Func, pos: dict[int, int], limit: int) -> dict[int, tuple
 
 
 def _constant_points(
-    ur: set[str], ctx: _Ctx, claims: dict[int, str], loops: dict[int, tuple[int, int]]
+    ur: set[str],
+    ctx: _Ctx,
+    claims: dict[int, str],
+    self_loops: dict[int, tuple[int, int]],
+    small: dict[int, tuple[int, int]],
 ) -> list[tuple[int, int, int]]:
     """(first point, last point, width) of every constant operand held in UR.
 
@@ -1471,21 +1540,20 @@ def _constant_points(
         for u in w.uses:
             c = u.inst
             x = _def_web(c, ctx)
-            p = ctx.pos[id(c)]
             if x is not None and x.name in ctx.consts:
                 continue  # an identity: its own readers load the value
             if x is not None and x.name in ur:
                 if k in ur:
-                    at.add(loops.get(p, (p, p)))
+                    at.add(_loop_span(c, self_loops, small))
                 continue
             if k not in bank or u.slot < 0 or claims.get(id(c)) != k:
                 continue
             if _scaled_addend(c, k, ctx):
                 continue  # IMAD.WIDE R, R, imm, R: the immediate has the slot (LDC)
-            cc = ctx.cls[id(c)]
+            cc = ctx.cls.at_point(c)
             shared = cc in ("LDS", "STS", "ATOMS", "SYNCS")
             if accepts_ur_source(cc) and shared == u.address:
-                at.add(loops.get(p, (p, p)))
+                at.add(_loop_span(c, self_loops, small))
         merged: list[list[int]] = []
         for lo, hi in sorted(at):
             if merged and lo <= merged[-1][1]:
@@ -1506,7 +1574,7 @@ def _scaled_addend(c: Inst, k: str, ctx: _Ctx) -> bool:
     becomes ``LEA``, whose shift is a field, not a source: the constant keeps the slot
     (``ULDC.64 UR6, c[0x0][0x210]; LEA R2, P0, R4, UR6, 0x2``, cuda/reduce.O0.sm90.ptx
     lines 901-902)."""
-    if c.ast.opcode != "add" or ctx.cls[id(c)] != "IADD3":
+    if c.ast.opcode != "add" or ctx.cls.at_point(c) != "IADD3":
         return False
     for v in c.uses:
         if not isinstance(v, Value) or v.var == k:
@@ -1535,7 +1603,7 @@ def _window_temporaries(ur: set[str], ctx: _Ctx) -> list[tuple[int, int, int]]:
         for d in w.defs:
             ops = d.ast.operands
             if d.ast.opcode == "mov" and len(ops) > 1 and isinstance(ops[1], Sym):
-                p = ctx.pos[id(d)]
+                p = d.point
                 out.append((p, p, 1))
     return out
 
@@ -1555,7 +1623,7 @@ def _descriptor(ctx: _Ctx, debug: bool) -> list[tuple[int, int, int]]:
     insts, cls = ctx.insts, ctx.cls
 
     def memory(i: Inst) -> bool:
-        return i.info is not None and i.info.name in _MEMORY_OPS and cls[id(i)] in _GLOBAL_MEM
+        return i.info is not None and i.info.name in _MEMORY_OPS and cls.at_point(i) in _GLOBAL_MEM
 
     first = next((p for p, i in enumerate(insts) if memory(i)), None)
     if first is None:
@@ -1581,11 +1649,10 @@ def _staged_descriptor(ctx: _Ctx, memory: Callable[[Inst], bool]) -> list[tuple[
     range per block with accesses, from its first access to its last, two registers
     per access.  Empty when no access is in a loop."""
     cyclic = _block_loops(ctx)[1]
-    pos = ctx.pos
     looped = False
     out: list[tuple[int, int, int]] = []
     for b in ctx.func.blocks:
-        points = [pos[id(i)] for i in b.insts if memory(i)]
+        points = [i.point for i in b.insts if memory(i)]
         if not points:
             continue
         looped = looped or cyclic[b.index]
@@ -1629,7 +1696,7 @@ def _aggregated_atomics(ctx: _Ctx, varying: set[str]) -> list[tuple[int, int, in
             vals = [v for v in ins.uses if isinstance(v, Value)]
             if not vals or vals[0].var in varying:
                 continue
-            p = ctx.pos[id(ins)]
+            p = ins.point
             ints = not any(t in a.mods for t in (".f32", ".f64", ".f16", ".bf16", ".f16x2"))
             if ".add" in a.mods and len(vals) == 1 and ints:
                 block.append((p, 2))
@@ -1650,7 +1717,7 @@ def _pressure(ws: list[Web], ctx: _Ctx, ranges: Iterable[tuple[int, int, int]] =
     for w in ws:
         if w.name in ctx.consts:
             continue
-        lo, hi = _interval(w, ctx)
+        lo, hi = _interval(w)
         ev.append((lo, w.width))
         ev.append((hi + 1, -w.width))
     for lo, hi, width in ranges:
@@ -1667,8 +1734,7 @@ def _pressure(ws: list[Web], ctx: _Ctx, ranges: Iterable[tuple[int, int, int]] =
 def _call_points(ctx: _Ctx) -> dict[int, str]:
     """Program point -> called function, for every direct ``call`` (the call sites the
     divergence analysis listed)."""
-    pos = ctx.pos
-    return {pos[id(s.inst)]: s.callee for s in ctx.div.sites if s.callee is not None}
+    return {s.inst.point: s.callee for s in ctx.div.sites if s.callee is not None}
 
 
 def with_callees(funcs: list[Func], plans: list[FuncPlan]) -> None:
@@ -1728,6 +1794,17 @@ CostFn = Callable[
 ]
 
 
+def _disjoint(a: set[str], b: set[str]) -> bool:
+    """``a.isdisjoint(b)`` as a loop over the smaller set (compiled: no generic method
+    call)."""
+    if len(b) < len(a):
+        a, b = b, a
+    for x in a:
+        if x in b:
+            return False
+    return True
+
+
 class _Costs:
     """The costs of the retry loop, recomputed only where an input changed.
 
@@ -1762,10 +1839,11 @@ class _Costs:
         hit = self.kept.get(k) if self.reuse else None
         if hit is not None:
             c, touched, found, left, _ = hit
-            if touched.isdisjoint(self.changed) and all(
+            if _disjoint(touched, self.changed) and all(
                 claims.get(cid) == v for cid, v in found.items()
             ):
-                claims.update(left)
+                for cid, v in left.items():  # (a loop: no generic call of ``update``)
+                    claims[cid] = v
                 return c
         tested: set[str] = set()
         read: dict[int, str | None] = {}
@@ -1811,7 +1889,7 @@ def plan_function(
     among them have no recorded reads: only their writes make their live range)."""
     plan = FuncPlan(func.name, sm)
     sc = scan(func, div.varying)
-    webs, pos, cls = sc.webs, sc.pos, sc.cls
+    webs, cls = sc.webs, sc.cls
     active = not debug and has_uniform_file(sm)
     # the webs whose reads the model looks at: the uniform ones, constant operands
     # (their readers' slots) and special-register reads (compares)
@@ -1827,7 +1905,7 @@ def plan_function(
     record_reads(func, webs, names, sc.insts)
     name = kernel_name if kernel_name is not None else func.name
     ctx = _Ctx(
-        func, div, sm, cutlass_override and "cutlass" in name, webs, pos, cls,
+        func, div, sm, cutlass_override and "cutlass" in name, webs, cls,
         {w.name: i for i, w in enumerate(uniform)}, sc.insts, sc.varying, sc.not_written,
     )  # fmt: skip
     ctx.tolerate_bridges = tolerate_bridges
@@ -1848,9 +1926,9 @@ def plan_function(
                 ur.add(w.name)
     else:
         default_why = f"sm_{sm} has no uniform register file"
-    first = ctx.first = {k: min(pos[id(d)] for d in webs[k].defs) for k in ur}
+    first = ctx.first = {k: _first_point(webs[k]) for k in ur}
     cost: dict[str, int] = {}
-    spans = {k: _interval(webs[k], ctx) for k in ur if k not in consts}
+    spans = {k: _interval(webs[k]) for k in ur if k not in consts}
     costs = _Costs(webs, ur, ctx)
     attempt = 0
     while attempt < max_attempts and ur:
@@ -1942,10 +2020,8 @@ def plan_function(
     plan.converted = len(ur)
     ur_ws = [webs[k] for k in ur if not webs[k].is_pred]
     up_ws = [webs[k] for k in ur if webs[k].is_pred]
-    loops = _self_loops(func, pos)
-    if sm >= 90:
-        loops = {**loops, **_small_loops(func, pos, _HOIST_LOOP_LIMIT)}
-    points = _constant_points(ur, ctx, claims, loops)
+    small = _small_loops(func, _HOIST_LOOP_LIMIT) if sm >= 90 else {}
+    points = _constant_points(ur, ctx, claims, _self_loops(func), small)
     points += _window_temporaries(ur, ctx)
     if has_uniform_file(sm):
         desc = _descriptor(ctx, debug)
@@ -1962,7 +2038,7 @@ def plan_function(
             for k, w in webs.items()
             if not w.is_pred
             and k not in consts
-            and all(cls[id(d)] != "MMA" for d in w.defs)
+            and all(cls.at_point(d) != "MMA" for d in w.defs)
             and any(_line(d) in ur_lines for d in w.defs)
         ]
         plan.ur_count_of_lines = _pressure(given, ctx, points)

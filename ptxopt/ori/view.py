@@ -11,10 +11,11 @@ capability of each class is :mod:`ptxopt.ori.capability`.
 from __future__ import annotations
 
 from collections.abc import Iterable, Iterator, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Final
 
 from ptxopt.ir.core import Func, Inst, Value, address_slots
+from ptxopt.ptx.nodes import Reg
 
 __all__ = [
     "Classes",
@@ -173,9 +174,11 @@ def sass_class(inst: Inst) -> str:
 def _mov_class(inst: Inst) -> str:
     ops = inst.ast.operands
     src = ops[1] if len(ops) > 1 else None
-    text = getattr(src, "name", "")
+    # (a register operand read directly: compiled, the generic lookup is slower)
+    text = src.name if type(src) is Reg else getattr(src, "name", "")
     if isinstance(text, str) and text.startswith("%"):
-        base = text.split(".")[0]
+        dot = text.find(".")
+        base = text[:dot] if dot >= 0 else text
         if base in _UNIFORM_SPECIAL:
             return "S2R"
         if base in _CONST_SPECIAL:
@@ -185,41 +188,70 @@ def _mov_class(inst: Inst) -> str:
     return "MOV"
 
 
-@dataclass(slots=True)
 class Use:
     """One read of a web: instruction, index into ``inst.uses`` (-1: the guard
-    predicate, -2: a tied old value or carry), and whether the slot is an address."""
+    predicate, -2: a tied old value or carry), and whether the slot is an address.
+    (A plain class rather than a dataclass: compiled, its constructor is a direct
+    call; a dataclass's generated ``__init__`` runs in the interpreter.)"""
 
-    inst: Inst
-    slot: int
-    address: bool
+    __slots__ = ("inst", "slot", "address")
+
+    def __init__(self, inst: Inst, slot: int, address: bool) -> None:
+        self.inst = inst
+        self.slot = slot
+        self.address = address
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, Use):
+            return NotImplemented
+        return (self.inst, self.slot, self.address) == (other.inst, other.slot, other.address)
+
+    def __repr__(self) -> str:
+        return f"Use(inst={self.inst!r}, slot={self.slot!r}, address={self.address!r})"
 
 
-@dataclass(slots=True)
 class Web:
     """One PTX register of one function: its writes and, once recorded
     (:func:`record_reads`), its reads.  Whether any of its SSA values is varying or a
     parameter is a fact of the :class:`Scan` (``varying``, ``not_written``)."""
 
-    name: str
-    type: str
-    defs: list[Inst] = field(default_factory=list)
-    uses: list[Use] = field(default_factory=list)
+    __slots__ = ("name", "type", "defs", "uses", "width")
+
+    def __init__(
+        self, name: str, type: str, defs: list[Inst] | None = None, uses: list[Use] | None = None
+    ) -> None:
+        self.name = name
+        self.type = type
+        self.width = reg_count(type)  # 32-bit registers it occupies (read often)
+        self.defs: list[Inst] = [] if defs is None else defs
+        self.uses: list[Use] = [] if uses is None else uses
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, Web):
+            return NotImplemented
+        return (self.name, self.type, self.defs, self.uses) == (
+            other.name,
+            other.type,
+            other.defs,
+            other.uses,
+        )
+
+    def __repr__(self) -> str:
+        return (
+            f"Web(name={self.name!r}, type={self.type!r}, defs={self.defs!r}, uses={self.uses!r})"
+        )
 
     @property
     def is_pred(self) -> bool:
         return self.type == ".pred"
 
-    @property
-    def width(self) -> int:
-        return reg_count(self.type)
-
 
 class Webs(Mapping[str, Web]):
     """Register name -> :class:`Web`, for every web of a function, in the order of the
     first parameter, phi, write or undefined read.  The sweep only lists each web's
-    writes; the :class:`Web` object is made the first time a web is asked for, so a
-    function whose webs are mostly varying pays for the few the model looks at."""
+    writes (``defs_of``; ``types`` only for the webs without one); the :class:`Web`
+    object is made the first time a web is asked for, so a function whose webs are
+    mostly varying pays for the few the model looks at."""
 
     __slots__ = ("_made", "defs_of", "types")
 
@@ -234,13 +266,27 @@ class Webs(Mapping[str, Web]):
             ds = self.defs_of.get(name)
             if ds is None:
                 return default
-            w = self._made[name] = Web(name, self.types[name], ds)
+            w = self._made[name] = Web(name, self.type_of(name), ds)
         return w
 
+    def type_of(self, name: str) -> str:
+        """The declared type of web ``name``: the one the sweep noted for a web that
+        starts without a write (a parameter, a phi, a register read before any write),
+        else that of its first write's value."""
+        t = self.types.get(name)
+        if t is not None:
+            return t
+        for d in self.defs_of[name][0].defs:
+            if d.var == name:
+                return d.type
+        raise KeyError(name)
+
     def __getitem__(self, name: str) -> Web:
-        w = self.get(name)
+        w = self._made.get(name)  # (the common case without a second call)
         if w is None:
-            raise KeyError(name)
+            w = self.get(name)
+            if w is None:
+                raise KeyError(name)
         return w
 
     def __contains__(self, name: object) -> bool:
@@ -260,58 +306,49 @@ _COPIES: Final = ("LDC", "MOV")
 _COPY_OPS: Final = frozenset(("mov", "ld", "ldu", "cvt", "cvta"))
 
 
-class Classes(dict[int, str]):
-    """id(inst) -> SASS class (:func:`sass_class`) of the instructions of one function,
-    computed on first lookup (once per opcode form, but per ``mov``)."""
+class Classes:
+    """The SASS class (:func:`sass_class`) of the instructions of one function, each
+    computed once per opcode form (but per ``mov``): :meth:`at_point` for the
+    instructions the sweep numbered (computed on first lookup, kept by program
+    point), :meth:`of` for any instruction."""
 
-    __slots__ = ("_insts", "_pos", "_memo")
+    __slots__ = ("_at", "_memo")
 
-    def __init__(self, insts: list[Inst], pos: dict[int, int]) -> None:
-        super().__init__()
-        self._insts = insts
-        self._pos = pos
+    def __init__(self, n: int) -> None:
         self._memo: dict[int, str] = {}
+        self._at: list[str] = [""] * n  # "" until looked up
 
-    def __missing__(self, key: int) -> str:
-        ins = self._insts[self._pos[key]]
-        info = ins.info
-        if info is None or info.name == "mov":
-            c = sass_class(ins)
-        else:
-            hit = self._memo.get(id(info))
-            c = hit if hit is not None else self._memo.setdefault(id(info), sass_class(ins))
-        self[key] = c
+    def at_point(self, ins: Inst) -> str:
+        """The class of ``ins``, numbered by the sweep (``Inst.point``)."""
+        p = ins.point
+        c = self._at[p]
+        if not c:
+            c = self._at[p] = self.of(ins)
         return c
 
-    def fill(self) -> None:
-        """Every instruction's class (one loop, for a caller that needs them all)."""
-        if len(self) == len(self._insts):
-            return
+    def of(self, ins: Inst) -> str:
+        info = ins.info
+        if info is None:
+            return sass_class(ins)
+        if info.name == "mov":
+            return _mov_class(ins)
         memo = self._memo
-        for ins in self._insts:
-            k = id(ins)
-            if k in self:
-                continue
-            info = ins.info
-            if info is None or info.name == "mov":
-                self[k] = sass_class(ins)
-                continue
-            c = memo.get(id(info))
-            if c is None:
-                c = memo[id(info)] = sass_class(ins)
-            self[k] = c
+        c = memo.get(id(info))
+        if c is None:
+            c = memo[id(info)] = sass_class(ins)
+        return c
 
 
 @dataclass(slots=True)
 class Scan:
     """One sweep over a function: its webs with their writes (no reads yet, see
-    :func:`record_reads`), its instructions in program order with their program
-    points and (on demand) SASS classes, and per-web facts gathered on the way."""
+    :func:`record_reads`), its instructions in program order (each numbered with its
+    program point, ``Inst.point``) with their SASS classes, and per-web facts
+    gathered on the way."""
 
     webs: Webs
-    insts: list[Inst]  # program order: program point -> instruction
-    pos: dict[int, int]  # id(inst) -> program point
-    cls: Classes  # id(inst) -> SASS class
+    insts: list[Inst]  # program order: program point -> instruction (``Inst.point``)
+    cls: Classes  # SASS classes
     varying: set[str]  # webs with a value the given divergence vector marks varying
     not_written: set[str]  # webs with a parameter value
     copies: set[str]  # webs with a write that is an LDC, a MOV or a cvta.to.global
@@ -324,25 +361,31 @@ def _is_cvta_global(ins: Inst) -> bool:
 
 
 def _write(
-    ins: Inst,
-    d: Value,
-    defs_of: dict[str, list[Inst]],
-    types: dict[str, str],
-    vary: bytes,
-    vary_set: set[str],
+    ins: Inst, d: Value, defs_of: dict[str, list[Inst]], vary: bytes, vary_set: set[str]
 ) -> None:
-    """:func:`scan`'s step for one result ``d`` of ``ins``."""
+    """:func:`scan`'s step for one result ``d`` of ``ins`` (its type is read from the
+    value when the web is made, :meth:`Webs.type_of`)."""
     var = d.var
     lst = defs_of.get(var)
     if lst is None:
         if d.kind == _NOT_A_WEB or var.startswith("%cc"):
             return
         defs_of[var] = [ins]
-        types[var] = d.type
     elif not lst or lst[-1] is not ins:
         lst.append(ins)
     if vary[d.id]:
         vary_set.add(var)
+
+
+def _note(
+    v: Value, defs_of: dict[str, list[Inst]], types: dict[str, str], vary: bytes, vary_set: set[str]
+) -> None:
+    """:func:`scan`'s step for a parameter or phi: a value no instruction writes."""
+    if v.var not in defs_of:
+        defs_of[v.var] = []
+        types[v.var] = v.type
+    if vary[v.id]:
+        vary_set.add(v.var)
 
 
 def scan(func: Func, varying: bytearray | None = None) -> Scan:
@@ -361,22 +404,15 @@ def scan(func: Func, varying: bytearray | None = None) -> Scan:
     insts: list[Inst] = []
     copy_ins: list[Inst] = []
 
-    def note(v: Value) -> None:  # a parameter or phi: a value no instruction writes
-        if v.var not in defs_of:
-            defs_of[v.var] = []
-            types[v.var] = v.type
-        if vary[v.id]:
-            vary_set.add(v.var)
-
     for v in func.params:
         if v.kind != _NOT_A_WEB:
-            note(v)
+            _note(v, defs_of, types, vary, vary_set)
             not_written.add(v.var)
     undefs = bool(func.undefs)
     for b in func.blocks:
         for phi in b.phis:
             if phi.result.kind != _NOT_A_WEB:
-                note(phi.result)
+                _note(phi.result, defs_of, types, vary, vary_set)
         block = b.insts
         insts.extend(block)
         for ins in block:
@@ -384,7 +420,7 @@ def scan(func: Func, varying: bytearray | None = None) -> Scan:
             # ``ins.carry_out``, belongs to no web)
             defs = ins.defs
             for d in defs:
-                _write(ins, d, defs_of, types, vary, vary_set)
+                _write(ins, d, defs_of, vary, vary_set)
             if defs:
                 info = ins.info
                 if info is not None and info.name in _COPY_OPS:
@@ -398,24 +434,27 @@ def scan(func: Func, varying: bytearray | None = None) -> Scan:
                     if isinstance(u, Value) and u.kind == "undef" and u.var not in defs_of:
                         defs_of[u.var] = []
                         types[u.var] = u.type
-    pos = {id(ins): n for n, ins in enumerate(insts)}
-    cls = Classes(insts, pos)
+    n = 0
+    for ins in insts:
+        ins.point = n
+        n += 1
+    cls = Classes(n)
     for ins in copy_ins:
-        c = cls[id(ins)]
+        c = cls.at_point(ins)
         if c in _COPIES or (c == "IADD3" and _is_cvta_global(ins)):
             into = copies
         elif c == "S2R":
             into = specials
         else:
             continue
-        for d in ins.result_values():
+        for d in ins.defs:  # (the carry flag belongs to no web)
             if d.kind != _NOT_A_WEB and not d.var.startswith("%cc"):
                 into.add(d.var)
-    return Scan(Webs(defs_of, types), insts, pos, cls, vary_set, not_written, copies, specials)
+    return Scan(Webs(defs_of, types), insts, cls, vary_set, not_written, copies, specials)
 
 
 def record_reads(
-    func: Func, webs: Mapping[str, Web], names: Iterable[str], insts: list[Inst] | None = None
+    func: Func, webs: Webs, names: Iterable[str], insts: list[Inst] | None = None
 ) -> None:
     """The second sweep: append to ``uses`` every read of the webs ``names`` (guard
     predicate first, then the operands in slot order, in program order).  ``insts``:

@@ -14,7 +14,7 @@ from ptxopt.ir.core import Func, Value
 from ptxopt.ir.lift import lift_module
 from ptxopt.ori import ur_alloc
 from ptxopt.ori.ur_alloc import FuncPlan, plan_function
-from ptxopt.ori.view import Web, Webs, scan
+from ptxopt.ori.view import Use, Web, Webs, record_reads, sass_class, scan
 from ptxopt.ptx.parser import parse
 from tests.ori.test_ur_rules import HEAD, REGS, _kernel
 
@@ -307,3 +307,153 @@ def test_a_kept_cost_is_reused_only_while_what_it_read_is_unchanged() -> None:
     n = len(computed)
     assert attempt("b") == ([1], {7: "b"}) and len(computed) == n  # reused, claim replayed
     assert costs.computed == n
+
+
+def _probe_funcs() -> list[Func]:
+    return list(lift_module(parse(PROBE, "p.ptx")).funcs)
+
+
+def test_the_sweep_numbers_the_instructions_and_classes_them() -> None:
+    """``scan`` numbers every instruction with its program point (``Inst.point``) and
+    the classes by point are those :func:`sass_class` gives, as are the classes of
+    :meth:`Classes.of` (the probe kernel's opcode forms -- ``add.s32`` and ``add.f32``
+    share an opcode name, not a class -- and a corpus file's copies)."""
+    seen: set[str] = set()
+    reduce = (CORPUS / "cuda/reduce.O3.sm90.ptx").read_text()
+    for f in _probe_funcs() + list(lift_module(parse(reduce, "r.ptx")).funcs):
+        sc = scan(f)
+        assert sc.insts == list(f.instructions())
+        assert [ins.point for ins in sc.insts] == list(range(len(sc.insts)))
+        for ins in sc.insts:
+            want = sass_class(ins)
+            assert sc.cls.at_point(ins) == want == sc.cls.of(ins), ins
+            seen.add(want)
+    assert {"IADD3", "FADD", "S2R", "MOV", "LDC"} <= seen
+
+
+def test_a_plan_does_not_read_program_points_after_it_is_made() -> None:
+    """The plans are made lazily, after ``plan_function`` has returned: by then a later
+    sweep may have numbered the instructions otherwise, so a plan's classes must not
+    come from ``Inst.point`` (here renumbered backwards)."""
+    mod = lift_module(parse((CORPUS / "cuda/reduce.O3.sm90.ptx").read_text(), "r.ptx"))
+    md = analyze_module(mod)
+    checked = 0
+    for f in mod.funcs:
+        p = plan_function(f, md.funcs[f.name], 90)
+        want = {k: sass_class(w.defs[0]) if w.defs else "" for k, w in scan(f).webs.items()}
+        for n, ins in enumerate(reversed(list(f.instructions()))):
+            ins.point = n
+        for k, w in p.webs.items():
+            assert w.cls == want[k], (f.name, k)
+            checked += bool(want[k])
+    assert checked > 100
+
+
+def test_web_types_are_the_declared_ones() -> None:
+    """A web's type is that of the first value of its register the sweep meets (a
+    parameter, a phi, a write or a read before any write), whether the sweep noted it
+    or :meth:`Webs.type_of` reads it from the first write."""
+    for f in _probe_funcs() + [lift_module(parse(LOOP_FIRST_READ, "t.ptx")).func("k")]:
+        want: dict[str, str] = {}
+        for v in f.params:
+            want.setdefault(v.var, v.type)
+        for b in f.blocks:
+            for phi in b.phis:
+                want.setdefault(phi.result.var, phi.result.type)
+            for ins in b.insts:
+                for d in ins.defs:
+                    want.setdefault(d.var, d.type)
+                for u in (ins.pred, *ins.uses):
+                    if isinstance(u, Value) and u.kind == "undef":
+                        want.setdefault(u.var, u.type)
+        webs = scan(f).webs
+        assert webs, f.name
+        for k in webs:
+            assert webs.type_of(k) == webs[k].type == want[k], (f.name, k)
+            assert webs[k].width == (1 if want[k] == ".pred" else max(1, int(want[k][2:]) // 32))
+
+
+def test_operand_list_is_operand_values() -> None:
+    """``Inst.operand_list`` (the model's list form) gives exactly what
+    ``operand_values`` yields, guard, sources, tied old values and carry included."""
+    kinds = {"guard": 0, "carry": 0, "old": 0}
+    texts = [(CORPUS / "cub/scan.sm90.ptx").read_text(), CARRY_AND_UNDEFINED]
+    for text in texts:
+        for f in lift_module(parse(text, "t.ptx")).funcs:
+            for ins in f.instructions():
+                assert ins.operand_list() == list(ins.operand_values()), ins
+                kinds["guard"] += ins.pred is not None
+                kinds["carry"] += ins.carry_in is not None
+                kinds["old"] += any(o is not None for o in ins.olds or ())
+    assert all(kinds.values()), kinds
+
+
+def test_the_interval_and_disjoint_helpers() -> None:
+    """``_interval`` is the first and last point of a web's writes and reads (as
+    ``min``/``max`` of the list would give them); ``_disjoint`` is ``isdisjoint``."""
+    rel = "cub/histogram.sm80.ptx"
+    for f in lift_module(parse((CORPUS / rel).read_text(), rel)).funcs:
+        sc = scan(f)
+        record_reads(f, sc.webs, sc.webs, sc.insts)
+        for w in sc.webs.values():
+            ps = [d.point for d in w.defs] + [u.inst.point for u in w.uses]
+            if ps:
+                assert ur_alloc._interval(w) == (min(ps), max(ps)), w.name
+    sets = [set(), {"a"}, {"b"}, {"a", "b", "c"}, {"c", "d"}, {"d"}]
+    for a in sets:
+        for b in sets:
+            assert ur_alloc._disjoint(a, b) == a.isdisjoint(b), (a, b)
+
+
+def test_records_compare_by_value() -> None:
+    """The model's records (plain classes, not dataclasses, for compiled speed) keep
+    the record behaviour: equal by their fields, unhashable, and a repr naming them."""
+    f = _probe_funcs()[0]
+    ins = next(iter(f.instructions()))
+    assert Use(ins, 0, False) == Use(ins, 0, False) != Use(ins, 1, False)
+    assert Web("%r1", ".u32") == Web("%r1", ".u32", []) != Web("%r1", ".u64")
+    assert Web("%rd1", ".u64").width == 2 and Web("%p1", ".pred").width == 1
+    b = ur_alloc.Bridge("R2UR", "%r1", 3)
+    assert b == ur_alloc.Bridge("R2UR", "%r1", 3) != ur_alloc.Bridge("R2UR", "%r1", 4)
+    assert repr(b) == "Bridge(kind='R2UR', reg='%r1', line=3)"
+    wp = ur_alloc.WebPlan("%r1", "UR", "IADD3", 1, "", [5])
+    assert wp == ur_alloc.WebPlan("%r1", "UR", "IADD3", 1, "", [5])
+    assert wp != ur_alloc.WebPlan("%r1", "R", "IADD3", 1, "", [5])
+    assert repr(wp).startswith("WebPlan(reg='%r1', file='UR', cls='IADD3', cost=1")
+    for rec in (b, wp, Use(ins, 0, False), Web("%r1", ".u32")):
+        with pytest.raises(TypeError):
+            hash(rec)
+
+
+NESTED_LOOPS = _kernel(
+    """mov.u32 %r1, 0;
+$L__outer:
+mov.u32 %r2, 0;
+$L__inner:
+add.s32 %r2, %r2, 1;
+setp.lt.s32 %p1, %r2, 10;
+@%p1 bra $L__inner;
+add.s32 %r1, %r1, 1;
+setp.lt.s32 %p2, %r1, 10;
+@%p2 bra $L__outer;
+"""
+)
+
+
+def test_a_constant_load_is_live_over_the_loop_around_its_reader() -> None:
+    """Where a constant load for a reader is live (``_loop_span``): over the reader's
+    block when that block is a loop by itself, over the outermost small loop around it
+    when there is one (sm_90; it wins over the block), else at the reader alone."""
+    f = lift_module(parse(NESTED_LOOPS, "t.ptx")).func("k")
+    insts = scan(f).insts
+    inner = [i for i in insts if i.block is not None and i.block in i.block.succs]
+    assert [i.ast.name for i in inner] == ["add.s32", "setp.lt.s32", "bra"]
+    block = (inner[0].point, inner[-1].point)
+    self_loops = ur_alloc._self_loops(f)
+    assert list(self_loops.values()) == [block]
+    small = ur_alloc._small_loops(f, 200)
+    outer = (insts[1].point, insts[-2].point)  # mov %r2 .. the outer back edge (then ret)
+    assert ur_alloc._loop_span(inner[0], self_loops, {}) == block
+    assert ur_alloc._loop_span(inner[0], self_loops, small) == outer
+    first = insts[0]  # mov %r1, 0: in no loop
+    assert ur_alloc._loop_span(first, self_loops, small) == (first.point, first.point)
