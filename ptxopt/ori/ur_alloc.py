@@ -305,9 +305,10 @@ class _Ctx:
     not_written: set[str] = field(default_factory=set)  # webs with a parameter value
     leaf_rule: bool = False
     leaf_exempt: tuple[str, ...] = ("S2R",)
-    slot: dict[int, str] = field(default_factory=dict)  # id(inst) -> _slot_taker
+    # (instructions as keys: hashed by identity, no boxed ``id``)
+    slot: dict[Inst, str] = field(default_factory=dict)  # inst -> _slot_taker
     consts: set[str] = field(default_factory=set)  # webs that are constant operands
-    folded: set[int] = field(default_factory=set)  # id(inst) of muls folded into an add
+    folded: set[Inst] = field(default_factory=set)  # muls folded into an add
     nots: set[str] = field(default_factory=set)  # complements computed per-thread
     tolerate_bridges: bool = False
     variables: set[str] = field(default_factory=set)  # multi-valued, read per-thread
@@ -319,6 +320,7 @@ class _Ctx:
     addr_regs: set[str] | None = None  # _address_registers (lazy)
     spin: bool | None = None  # _unsynced_spin (lazy)
     block_loops: tuple[list[int], list[bool]] | None = None  # _block_loops (lazy)
+    vary: bytes = b""  # value id -> varying (the sweep's copy of the divergence vector)
 
 
 def _line(inst: Inst) -> int:
@@ -434,7 +436,7 @@ def _scale(c: Inst) -> int:
     return 1 << imm if c.ast.opcode == "shl" else imm
 
 
-def _folded_multiplies(webs: list[Web], ctx: _Ctx) -> set[int]:
+def _folded_multiplies(webs: list[Web], ctx: _Ctx) -> set[Inst]:
     """Uniform 32-bit ``mul.lo``, or ``shl`` by an immediate, whose one reader is a
     per-thread ``add`` (and a uniform ``mul.wide``, see :func:`_folded_wide`): ptxas
     fuses the pair into one per-thread IMAD (``mul.lo %r15, %ctaid, %ntid; add %r4,
@@ -444,7 +446,7 @@ def _folded_multiplies(webs: list[Web], ctx: _Ctx) -> set[int]:
     (``shl.b32 %r1865, %r1866, 7; add.s32 %r213, %r1865, %r1185`` -> ``IMAD R3, R0, 0x80,
     R137``, cutlass/ampere_tf32_gemm.sm80.ptx line 1754 at sm_80), so the uniform
     source is read in R: %r1866 is ``S2R R0, SR_CTAID.X`` + ``SHF.R.S32.HI R0``."""
-    out: set[int] = set()
+    out: set[Inst] = set()
     for w in webs:
         if len(w.defs) != 1 or not w.uses:
             continue
@@ -453,7 +455,7 @@ def _folded_multiplies(webs: list[Web], ctx: _Ctx) -> set[int]:
             # a 64-bit mul.lo splits (low half per-thread, high half UIMAD); a
             # mul.wide read only by per-thread adds folds into each of them
             if _folded_wide(w, d, ctx):
-                out.add(id(d))
+                out.add(d)
             continue
         is_mul = d.ast.opcode == "mul" and ctx.cls.at_point(d) == "IMAD" and ".lo" in d.ast.mods
         is_shl = d.ast.opcode == "shl" and isinstance(d.ast.operands[-1], Imm)
@@ -468,7 +470,7 @@ def _folded_multiplies(webs: list[Web], ctx: _Ctx) -> set[int]:
             continue
         if w.name in ctx.varying:
             continue
-        out.add(id(d))
+        out.add(d)
     return out
 
 
@@ -517,7 +519,15 @@ def _per_thread_nots(webs: list[Web], ctx: _Ctx) -> set[str]:
 
 def _writes_varying(r: Inst, ctx: _Ctx) -> bool:
     """``r`` writes a value the divergence analysis calls varying: a per-thread reader."""
-    return bool(r.defs) and not all(ctx.div.is_uniform(x) for x in r.defs)
+    return any(_varying(x, ctx) for x in r.defs)
+
+
+def _varying(v: Value, ctx: _Ctx) -> bool:
+    """The divergence analysis calls ``v`` varying (read from the sweep's copy of its
+    vector: a direct read in compiled code, where ``Divergence.is_varying`` is a call
+    into the interpreter)."""
+    vary = ctx.vary
+    return 0 <= v.id < len(vary) and vary[v.id] != 0
 
 
 def _per_thread_add(u: Use, ctx: _Ctx) -> bool:
@@ -557,7 +567,7 @@ def _copied_factor(c: Inst, s: Web, ctx: _Ctx) -> bool:
     ``IMAD.U32 R0, RZ, RZ, UR4; IMAD.WIDE R114, R0, 0x2, R120``,
     cutlass/ampere_fmha.sm80.ptx line 3306): no demotion.  On sm_90 ptxas computes
     such a factor in R (the same clamp_count lines: ``S2R R4, SR_CTAID.X``)."""
-    return id(c) in ctx.folded and ".wide" in c.ast.mods and _read_uniformly(s, ctx)
+    return c in ctx.folded and ".wide" in c.ast.mods and _read_uniformly(s, ctx)
 
 
 def _read_uniformly(s: Web, ctx: _Ctx) -> bool:
@@ -566,8 +576,8 @@ def _read_uniformly(s: Web, ctx: _Ctx) -> bool:
     if hit is None:
         hit = ctx.uread[s.name] = any(
             bool(u.inst.defs)
-            and id(u.inst) not in ctx.folded
-            and all(ctx.div.is_uniform(x) for x in u.inst.defs)
+            and u.inst not in ctx.folded
+            and not any(_varying(x, ctx) for x in u.inst.defs)
             for u in s.uses
         )
     return hit
@@ -584,14 +594,14 @@ def _slot_taker(c: Inst, ctx: _Ctx) -> str:
     into R (``LDC R7, c[0x0][RZ]; IMAD R7, R7, UR4, R0``) unless uniform instructions
     read the constant too (then it is ULDC'd into a UR that takes the slot).  A uniform
     register source of ``c`` that finds the slot taken needs R."""
-    hit = ctx.slot.get(id(c))
+    hit = ctx.slot.get(c)
     if hit is not None:
         return hit
     regs = [u for u in c.uses if isinstance(u, Value)]
     taker = ""
-    if id(c) in ctx.folded and _scale(c) not in (0, 1):
+    if c in ctx.folded and _scale(c) not in (0, 1):
         # fused into the reading add as IMAD R, R_u, imm, R_v: the immediate has it
-        ctx.slot[id(c)] = "<immediate>"
+        ctx.slot[c] = "<immediate>"
         return "<immediate>"
     for v in regs:
         if v.var in ctx.consts:  # the constants are webs
@@ -603,7 +613,7 @@ def _slot_taker(c: Inst, ctx: _Ctx) -> str:
             taker = "<immediate>"
         elif _lop3_immediate(c, regs):
             taker = "<immediate>"
-    ctx.slot[id(c)] = taker
+    ctx.slot[c] = taker
     return taker
 
 
@@ -779,7 +789,7 @@ def _kept_shuffle(d: Inst, ctx: _Ctx) -> bool:
     uniform readers; read only per-thread it stays in R (``SHFL.IDX PT, R8, R2, RZ,
     0x1f`` read by ``IADD3 R5, R7, R8, RZ``, cuda/reduce.O3.sm75.ptx lines 279-282)."""
     src = d.uses[0] if d.uses else None
-    return isinstance(src, Value) and ctx.div.is_varying(src)
+    return isinstance(src, Value) and _varying(src, ctx)
 
 
 def _wide_multiply(d: Inst, ctx: _Ctx) -> bool:
@@ -1009,7 +1019,7 @@ def _eligible(w: Web, ctx: _Ctx) -> str:
         return "wider than 64 bits"
     if _written_apart(w, ctx):
         return "written more than once, inside a divergent region"
-    if len(w.defs) == 1 and id(w.defs[0]) in ctx.folded:
+    if len(w.defs) == 1 and w.defs[0] in ctx.folded:
         return "multiply folded into the per-thread add that reads it (IMAD)"
     if w.name in ctx.nots:
         return "complement read only by per-thread logic: a LOP3 beside its readers"
@@ -1084,7 +1094,7 @@ def _offset_base(w: Web, ctx: _Ctx) -> bool:
     ):
         return False
     d = c.defs[0]
-    return ctx.div.is_varying(d) and d.var in _address_registers(ctx)
+    return _varying(d, ctx) and d.var in _address_registers(ctx)
 
 
 def _address_base(w: Web, ctx: _Ctx, depth: int) -> bool:
@@ -1107,11 +1117,11 @@ def _address_base(w: Web, ctx: _Ctx, depth: int) -> bool:
 # One reader of a web, as :func:`_cost` sees it (everything that does not depend on
 # which webs are in UR, computed once per web, see :func:`_reader_rows`):
 # (guard, uniform branch guard / constant operand, web the reader writes (None for an
-#  LDC: it is no uniform reader), reader is a MOV, reader's point, reader's PTX line,
-#  id(reader), reader, how a per-thread reader takes the value -- 0 by a bridge, 1 from
-#  UR without one, 2 from UR when this web gets the reader's one UR/constant slot
-#  (or, on sm_75-89, as a copied factor))
-_Row = tuple[bool, bool, str | None, bool, int, int, int, Inst, int]
+#  LDC: it is no uniform reader), reader is a MOV, reader, how a per-thread reader
+#  takes the value -- 0 by a bridge, 1 from UR without one, 2 from UR when this web
+#  gets the reader's one UR/constant slot (or, on sm_75-89, as a copied factor));
+#  the reader's point, line and id are read off it where needed (no boxed integers)
+_Row = tuple[bool, bool, str | None, bool, Inst, int]
 
 
 def _reader_rows(cur: Web, ctx: _Ctx) -> list[_Row]:
@@ -1126,10 +1136,8 @@ def _reader_rows(cur: Web, ctx: _Ctx) -> list[_Row]:
         c = u.inst
         cc = cls.at_point(c)
         xn = _def_name(c, ctx)
-        line = _line(c)
-        p = c.point
         if u.slot == -1:  # guard predicate
-            rows.append((True, cc == "BRA", xn, False, p, line, id(c), c, 0))
+            rows.append((True, cc == "BRA", xn, False, c, 0))
             continue
         free = 0
         if const:
@@ -1160,7 +1168,7 @@ def _reader_rows(cur: Web, ctx: _Ctx) -> list[_Row]:
             elif cut:
                 free = 1
         xn_op = None if cc == "LDC" else xn
-        rows.append((False, const, xn_op, cc in _NARROW, p, line, id(c), c, free))
+        rows.append((False, const, xn_op, cc in _NARROW, c, free))
     ctx.rows[cur.name] = rows
     return rows
 
@@ -1189,10 +1197,10 @@ def _cost(
     w: Web,
     ur: set[str],
     ctx: _Ctx,
-    claims: dict[int, str],
+    claims: dict[Inst, str],
     out: list[Bridge],
     touched: set[str],
-    seen_claims: dict[int, str | None],
+    seen_claims: dict[Inst, str | None],
 ) -> int:
     """Criteria 3 and 5: 1 + the bridges ``w`` needs when it is in UR and ``ur`` are.
     What the result depends on beyond the static facts is recorded for
@@ -1212,7 +1220,7 @@ def _cost(
         cur = queue[k]
         k += 1
         name = cur.name
-        for guard, flag, xn, narrow, p, line, cid, c, free in _reader_rows(cur, ctx):
+        for guard, flag, xn, narrow, c, free in _reader_rows(cur, ctx):
             if xn is not None:
                 touched.add(xn)
             if guard:
@@ -1220,7 +1228,7 @@ def _cost(
                     uniform_readers += 1
                     continue
                 bridges += 1
-                out.append(Bridge("UR2R", w.name, line))
+                out.append(Bridge("UR2R", w.name, _line(c)))
                 continue
             if xn is not None and xn in ur:
                 uniform_readers += 1
@@ -1230,35 +1238,35 @@ def _cost(
                         seen.add(web_id[w.name])
                     if seen.add(web_id[xn]):
                         queue.append(ctx.webs[xn])
-                if p < def_pos and cur is w:
+                if c.point < def_pos and cur is w:
                     # a loop-carried read before the definition: of the web itself
                     # (a reader found through a copy reads the copy, see the
                     # eighth round in docs/uniform-registers.md)
                     bridges += 1
                 continue
             if flag:  # a constant operand: it claims the slot
-                if cid not in seen_claims:
-                    seen_claims[cid] = claims.get(cid)
-                if cid not in claims:
-                    claims[cid] = (slots.get(cid) or _slot_taker(c, ctx)) or name
+                if c not in seen_claims:
+                    seen_claims[c] = claims.get(c)
+                if c not in claims:
+                    claims[c] = (slots.get(c) or _slot_taker(c, ctx)) or name
                 continue
             if free == 1:
                 continue
             if free >= 2:
-                owner = claims.get(cid)
-                if cid not in seen_claims:
-                    seen_claims[cid] = owner
+                owner = claims.get(c)
+                if c not in seen_claims:
+                    seen_claims[c] = owner
                 if owner is None:
-                    taker = slots.get(cid)
+                    taker = slots.get(c)
                     if taker is None:
                         taker = _slot_taker(c, ctx)
-                    owner = claims[cid] = taker or name
+                    owner = claims[c] = taker or name
                 if owner == name:
                     continue
                 if ctx.sm < 90 and _copied_factor(c, cur, ctx):
                     continue
             bridges += 1
-            out.append(Bridge("UR2R", w.name, line))
+            out.append(Bridge("UR2R", w.name, _line(c)))
     for s, line in _sources(w, ctx):
         touched.add(s)
         if s in ur:
@@ -1511,7 +1519,7 @@ def _small_loops(func: Func, limit: int) -> dict[int, tuple[int, int]]:
 def _constant_points(
     ur: set[str],
     ctx: _Ctx,
-    claims: dict[int, str],
+    claims: dict[Inst, str],
     self_loops: dict[int, tuple[int, int]],
     small: dict[int, tuple[int, int]],
 ) -> list[tuple[int, int, int]]:
@@ -1539,14 +1547,14 @@ def _constant_points(
         at: set[tuple[int, int]] = set()
         for u in w.uses:
             c = u.inst
-            x = _def_web(c, ctx)
-            if x is not None and x.name in ctx.consts:
+            xn = _def_name(c, ctx)
+            if xn is not None and xn in ctx.consts:
                 continue  # an identity: its own readers load the value
-            if x is not None and x.name in ur:
+            if xn is not None and xn in ur:
                 if k in ur:
                     at.add(_loop_span(c, self_loops, small))
                 continue
-            if k not in bank or u.slot < 0 or claims.get(id(c)) != k:
+            if k not in bank or u.slot < 0 or claims.get(c) != k:
                 continue
             if _scaled_addend(c, k, ctx):
                 continue  # IMAD.WIDE R, R, imm, R: the immediate has the slot (LDC)
@@ -1789,7 +1797,7 @@ REUSE_COSTS = True
 
 # what :func:`_cost` is given and returns (a stand-in takes its place in tests)
 CostFn = Callable[
-    [Web, set[str], "_Ctx | None", dict[int, str], list[Bridge], set[str], dict[int, str | None]],
+    [Web, set[str], "_Ctx | None", dict[Inst, str], list[Bridge], set[str], dict[Inst, str | None]],
     int,
 ]
 
@@ -1832,21 +1840,21 @@ class _Costs:
         self.changed: set[str] = set()  # demoted by the last attempt and this one so far
         # web -> (cost, webs tested, claims found, claims left, bridges)
         self.kept: dict[
-            str, tuple[int, set[str], dict[int, str | None], dict[int, str], list[Bridge]]
+            str, tuple[int, set[str], dict[Inst, str | None], dict[Inst, str], list[Bridge]]
         ] = {}
 
-    def cost(self, k: str, claims: dict[int, str]) -> int:
+    def cost(self, k: str, claims: dict[Inst, str]) -> int:
         hit = self.kept.get(k) if self.reuse else None
         if hit is not None:
             c, touched, found, left, _ = hit
             if _disjoint(touched, self.changed) and all(
-                claims.get(cid) == v for cid, v in found.items()
+                (x := claims.get(cid)) is v or x == v for cid, v in found.items()
             ):
                 for cid, v in left.items():  # (a loop: no generic call of ``update``)
                     claims[cid] = v
                 return c
         tested: set[str] = set()
-        read: dict[int, str | None] = {}
+        read: dict[Inst, str | None] = {}
         out: list[Bridge] = []
         ctx = self.ctx
         if self.compute is not None:
@@ -1909,6 +1917,7 @@ def plan_function(
         {w.name: i for i, w in enumerate(uniform)}, sc.insts, sc.varying, sc.not_written,
     )  # fmt: skip
     ctx.tolerate_bridges = tolerate_bridges
+    ctx.vary = sc.vary
     ctx.consts = consts
     why: dict[str, str] = {}
     default_why = ""
@@ -1926,14 +1935,14 @@ def plan_function(
                 ur.add(w.name)
     else:
         default_why = f"sm_{sm} has no uniform register file"
-    first = ctx.first = {k: _first_point(webs[k]) for k in ur}
+    first = ctx.first = {w.name: _first_point(w) for w in uniform if w.name in ur}
     cost: dict[str, int] = {}
-    spans = {k: _interval(webs[k]) for k in ur if k not in consts}
+    spans = {w.name: _interval(w) for w in uniform if w.name in ur and w.name not in consts}
     costs = _Costs(webs, ur, ctx)
     attempt = 0
     while attempt < max_attempts and ur:
         attempt += 1
-        claims: dict[int, str] = {}
+        claims: dict[Inst, str] = {}
         order = sorted(ur, key=lambda k: (first[k], k))  # ties: by name, not set order
         for k in order:
             c = cost[k] = costs.cost(k, claims)
@@ -2010,8 +2019,7 @@ def plan_function(
         why[k] = "a parameter's address: folded into the ld.param that reads it"
     for k in sorted((k for k in ur if k in ctx.consts), key=lambda k: (-first[k], k)):
         if not any(
-            (x := _def_web(u.inst, ctx)) is not None and x.name in ur and x.name != k
-            for u in webs[k].uses
+            (x := _def_name(u.inst, ctx)) is not None and x in ur and x != k for u in webs[k].uses
         ):
             ur.discard(k)
             why[k] = "constant operand of per-thread readers"

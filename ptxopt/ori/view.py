@@ -353,6 +353,7 @@ class Scan:
     not_written: set[str]  # webs with a parameter value
     copies: set[str]  # webs with a write that is an LDC, a MOV or a cvta.to.global
     specials: set[str]  # webs with a write of class S2R
+    vary: bytes  # value id -> 1 where the divergence vector marks the value varying
 
 
 def _is_cvta_global(ins: Inst) -> bool:
@@ -368,8 +369,8 @@ def _write(
     var = d.var
     lst = defs_of.get(var)
     if lst is None:
-        if d.kind == _NOT_A_WEB or var.startswith("%cc"):
-            return
+        if d.kind == _NOT_A_WEB or (len(var) > 2 and var[1] == "c" and var.startswith("%cc")):
+            return  # (the second character first: most names fail there, cheaply)
         defs_of[var] = [ins]
     elif not lst or lst[-1] is not ins:
         lst.append(ins)
@@ -450,7 +451,8 @@ def scan(func: Func, varying: bytearray | None = None) -> Scan:
         for d in ins.defs:  # (the carry flag belongs to no web)
             if d.kind != _NOT_A_WEB and not d.var.startswith("%cc"):
                 into.add(d.var)
-    return Scan(Webs(defs_of, types), insts, cls, vary_set, not_written, copies, specials)
+    webs = Webs(defs_of, types)
+    return Scan(webs, insts, cls, vary_set, not_written, copies, specials, vary)
 
 
 def record_reads(

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from ptxopt.analysis.divergence import analyze_module
-from ptxopt.ir.core import Func, Value
+from ptxopt.ir.core import Func, Inst, Value
 from ptxopt.ir.lift import lift_module
 from ptxopt.ori import ur_alloc
 from ptxopt.ori.ur_alloc import FuncPlan, plan_function
@@ -281,31 +281,32 @@ def test_a_kept_cost_is_reused_only_while_what_it_read_is_unchanged() -> None:
     last attempt, or when the claim it read is not as it found it (an earlier web that
     claimed the slot has left UR); a reused cost replays its claim."""
     computed: list[str] = []
+    slot = next(iter(_probe_funcs()[0].instructions()))  # the reader whose slot is read
 
     def cost(
-        w: Web, ur: set[str], ctx: object, claims: dict[int, str], out: list[ur_alloc.Bridge],
-        touched: set[str], seen: dict[int, str | None],
+        w: Web, ur: set[str], ctx: object, claims: dict[Inst, str], out: list[ur_alloc.Bridge],
+        touched: set[str], seen: dict[Inst, str | None],
     ) -> int:  # fmt: skip
         computed.append(w.name)
         touched.add("x" if w.name == "a" else "y")
-        seen.setdefault(7, claims.get(7))
-        owner = claims.setdefault(7, w.name)
+        seen.setdefault(slot, claims.get(slot))
+        owner = claims.setdefault(slot, w.name)
         return 1 if owner == w.name else 2
 
     costs = ur_alloc._Costs(_stand_in_webs("a", "b"), set(), None, cost)
 
-    def attempt(*names: str) -> tuple[list[int], dict[int, str]]:
-        claims: dict[int, str] = {}
+    def attempt(*names: str) -> tuple[list[int], dict[Inst, str]]:
+        claims: dict[Inst, str] = {}
         return [costs.cost(k, claims) for k in names], claims
 
-    assert attempt("a", "b") == ([1, 2], {7: "a"})
-    assert attempt("a", "b") == ([1, 2], {7: "a"}) and computed == ["a", "b"]  # both reused
+    assert attempt("a", "b") == ([1, 2], {slot: "a"})
+    assert attempt("a", "b") == ([1, 2], {slot: "a"}) and computed == ["a", "b"]  # both reused
     costs.changed = {"y"}  # b tested y, which the last attempt demoted
-    assert attempt("a", "b") == ([1, 2], {7: "a"}) and computed == ["a", "b", "b"]
+    assert attempt("a", "b") == ([1, 2], {slot: "a"}) and computed == ["a", "b", "b"]
     costs.changed = set()
-    assert attempt("b") == ([1], {7: "b"}) and computed[-1] == "b"  # 'a' left: claim free
+    assert attempt("b") == ([1], {slot: "b"}) and computed[-1] == "b"  # 'a' left: claim free
     n = len(computed)
-    assert attempt("b") == ([1], {7: "b"}) and len(computed) == n  # reused, claim replayed
+    assert attempt("b") == ([1], {slot: "b"}) and len(computed) == n  # reused, claim replayed
     assert costs.computed == n
 
 
