@@ -239,7 +239,7 @@ class WebPlans(Mapping[str, WebPlan]):
         return self._all().values()
 
     def _plan(self, k: str) -> WebPlan:
-        defs = self._webs.defs_of[k]  # KeyError: not a web
+        defs = self._webs.defs(k)  # KeyError: not a web
         cls = self._cls
         if len(defs) == 1:
             c = cls.of(defs[0])
@@ -349,10 +349,9 @@ def _param_addresses(func: Func, webs: Webs, copies: set[str], insts: list[Inst]
     UR4, c[0x0][0x190]`` for ``cutlass/ampere_fmha.sm80.ptx`` line 87 at sm_80): the
     address is no register at all, and the loads need no R2UR for it."""
     params = {p.name for p in func.ast.params}
-    defs_of = webs.defs_of
     out: set[str] = set()
     for k in copies:
-        ds = defs_of[k]
+        ds = webs.defs(k)
         if len(ds) == 1:
             ops = ds[0].ast.operands
             if (
@@ -372,13 +371,13 @@ def _param_addresses(func: Func, webs: Webs, copies: set[str], insts: list[Inst]
             len(vals) == 1
             and vals[0].var in out
             and any(isinstance(o, Imm) for o in ins.ast.operands[1:])
-            and len(defs_of.get(ins.defs[0].var, ())) == 1
+            and webs.ndefs(ins.defs[0].var) == 1
         ):
             out.add(ins.defs[0].var)
     return out
 
 
-def _constant_webs(webs: Iterable[Web], cls: Classes) -> set[str]:
+def _constant_webs(webs: Iterable[tuple[str, list[Inst]]], cls: Classes) -> set[str]:
     """Webs whose value is a constant operand rather than a computed register: every
     write is a constant-bank read (``ld.param`` of a kernel parameter, ``%ntid``), a
     ``mov`` of an immediate, or an identity of such a web (``mov``, and
@@ -387,15 +386,16 @@ def _constant_webs(webs: Iterable[Web], cls: Classes) -> set[str]:
     only for a uniform reader (ULDC / UMOV), never by itself.
 
     A fixpoint over the identities, linear: each web waits for the webs it copies
-    (``waiting``) and is settled when the last of them is."""
+    (``waiting``) and is settled when the last of them is.  ``webs``: (name, writes)
+    of the candidates (no :class:`Web` made for them)."""
     out: set[str] = set()
     waiting: dict[str, list[str]] = {}  # source web -> the webs that copy it
     missing: dict[str, int] = {}  # web -> sources not yet known constant
-    for w in webs:
-        if not w.defs:
+    for name, defs in webs:
+        if not defs:
             continue
         srcs: set[str] = set()
-        for d in w.defs:
+        for d in defs:
             c = cls.at_point(d)
             if c == "LDC":
                 continue
@@ -412,11 +412,11 @@ def _constant_webs(webs: Iterable[Web], cls: Classes) -> set[str]:
             break
         else:
             if not srcs:
-                out.add(w.name)
+                out.add(name)
                 continue
-            missing[w.name] = len(srcs)
+            missing[name] = len(srcs)
             for v in sorted(srcs):
-                waiting.setdefault(v, []).append(w.name)
+                waiting.setdefault(v, []).append(name)
     work = [k for k in out if k in waiting]
     while work:
         for k in waiting.get(work.pop(), ()):
@@ -1057,9 +1057,11 @@ def _address_registers(ctx: _Ctx) -> set[str]:
                 if isinstance(v, Value) and v.var not in out:
                     out.add(v.var)
                     work.append(v.var)
-        defs_of = ctx.webs.defs_of
+        webs = ctx.webs
+        defs_of = webs.defs_of
         while work:
-            for d in defs_of.get(work.pop(), ()):
+            reg = work.pop()
+            for d in webs.defs(reg) if reg in defs_of else ():
                 t = d.info.type if d.info is not None else None
                 if d.ast.opcode != "add" or t is None or not t.endswith("64"):
                     continue
@@ -1903,9 +1905,7 @@ def plan_function(
     # (their readers' slots) and special-register reads (compares)
     names = list(filterfalse(sc.varying.__contains__, webs)) if active else []
     uniform = [webs[k] for k in names]
-    consts = (
-        _constant_webs((webs[k] for k in sc.copies if webs.defs_of[k]), cls) if active else set()
-    )
+    consts = _constant_webs(((k, webs.defs(k)) for k in sc.copies), cls) if active else set()
     addresses = _param_addresses(func, webs, sc.copies, sc.insts) if active else set()
     consts |= addresses
     if active:

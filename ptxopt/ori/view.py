@@ -249,13 +249,15 @@ class Web:
 class Webs(Mapping[str, Web]):
     """Register name -> :class:`Web`, for every web of a function, in the order of the
     first parameter, phi, write or undefined read.  The sweep only lists each web's
-    writes (``defs_of``; ``types`` only for the webs without one); the :class:`Web`
+    writes (``defs_of``: the one instruction of a web written once, a list otherwise --
+    no list made for most webs, which are written once; ``types`` only for the webs
+    without a write); the :class:`Web`
     object is made the first time a web is asked for, so a function whose webs are
     mostly varying pays for the few the model looks at."""
 
     __slots__ = ("_made", "defs_of", "types")
 
-    def __init__(self, defs_of: dict[str, list[Inst]], types: dict[str, str]) -> None:
+    def __init__(self, defs_of: dict[str, list[Inst] | Inst], types: dict[str, str]) -> None:
         self._made: dict[str, Web] = {}
         self.defs_of = defs_of
         self.types = types
@@ -266,8 +268,22 @@ class Webs(Mapping[str, Web]):
             ds = self.defs_of.get(name)
             if ds is None:
                 return default
-            w = self._made[name] = Web(name, self.type_of(name), ds)
+            w = self._made[name] = Web(
+                name, self.type_of(name), ds if isinstance(ds, list) else [ds]
+            )
         return w
+
+    def defs(self, name: str) -> list[Inst]:
+        """The writes of web ``name`` (``KeyError``: not a web)."""
+        ds = self.defs_of[name]
+        return ds if isinstance(ds, list) else [ds]
+
+    def ndefs(self, name: str) -> int:
+        """How many instructions write ``name`` (0 when it is not a web)."""
+        ds = self.defs_of.get(name)
+        if ds is None:
+            return 0
+        return len(ds) if isinstance(ds, list) else 1
 
     def type_of(self, name: str) -> str:
         """The declared type of web ``name``: the one the sweep noted for a web that
@@ -276,7 +292,9 @@ class Webs(Mapping[str, Web]):
         t = self.types.get(name)
         if t is not None:
             return t
-        for d in self.defs_of[name][0].defs:
+        ds = self.defs_of[name]
+        first = ds[0] if isinstance(ds, list) else ds
+        for d in first.defs:
             if d.var == name:
                 return d.type
         raise KeyError(name)
@@ -362,24 +380,31 @@ def _is_cvta_global(ins: Inst) -> bool:
 
 
 def _write(
-    ins: Inst, d: Value, defs_of: dict[str, list[Inst]], vary: bytes, vary_set: set[str]
+    ins: Inst, d: Value, defs_of: dict[str, list[Inst] | Inst], vary: bytes, vary_set: set[str]
 ) -> None:
     """:func:`scan`'s step for one result ``d`` of ``ins`` (its type is read from the
     value when the web is made, :meth:`Webs.type_of`)."""
     var = d.var
-    lst = defs_of.get(var)
-    if lst is None:
+    cur = defs_of.get(var)
+    if cur is None:
         if d.kind == _NOT_A_WEB or (len(var) > 2 and var[1] == "c" and var.startswith("%cc")):
             return  # (the second character first: most names fail there, cheaply)
-        defs_of[var] = [ins]
-    elif not lst or lst[-1] is not ins:
-        lst.append(ins)
+        defs_of[var] = ins  # written once so far: no list
+    elif isinstance(cur, list):
+        if not cur or cur[-1] is not ins:
+            cur.append(ins)
+    elif cur is not ins:
+        defs_of[var] = [cur, ins]  # (same key: the web keeps its place in the order)
     if vary[d.id]:
         vary_set.add(var)
 
 
 def _note(
-    v: Value, defs_of: dict[str, list[Inst]], types: dict[str, str], vary: bytes, vary_set: set[str]
+    v: Value,
+    defs_of: dict[str, list[Inst] | Inst],
+    types: dict[str, str],
+    vary: bytes,
+    vary_set: set[str],
 ) -> None:
     """:func:`scan`'s step for a parameter or phi: a value no instruction writes."""
     if v.var not in defs_of:
@@ -393,7 +418,7 @@ def scan(func: Func, varying: bytearray | None = None) -> Scan:
     """The first sweep (see :class:`Scan`): one step per instruction and write; the
     class is only computed for the opcodes that can make a copy or a special-register
     read."""
-    defs_of: dict[str, list[Inst]] = {}
+    defs_of: dict[str, list[Inst] | Inst] = {}
     types: dict[str, str] = {}
     # one byte per value id, values made after the analysis included (not varying)
     given = varying if varying is not None else b""
@@ -460,27 +485,48 @@ def record_reads(
 ) -> None:
     """The second sweep: append to ``uses`` every read of the webs ``names`` (guard
     predicate first, then the operands in slot order, in program order).  ``insts``:
-    the function's instructions in program order, when the caller has them."""
+    the function's instructions in program order, when the caller has them.
+
+    An operand is matched by its value, not its register name: the values of the webs
+    asked for (their writes' results, phis, parameters and reads before any write) are
+    marked by id first, so that the sweep reads one byte per operand instead of
+    looking its name up (a read of any of these webs is a read of one of its values)."""
     reads: dict[str, list[Use]] = {k: webs[k].uses for k in names}
     if not reads:
         return
+    n = func.next_id
+    mark = bytearray(n)
+    defs_of = webs.defs_of
+    for name in reads:
+        ds = defs_of[name]
+        for d in ds if isinstance(ds, list) else (ds,):
+            for v in d.defs:
+                if v.var == name:
+                    mark[v.id] = 1
+        undef = func.undefs.get(name)
+        if undef is not None:
+            mark[undef.id] = 1
+    for v in func.params:
+        if v.var in reads:
+            mark[v.id] = 1
+    for blk in func.blocks:
+        for phi in blk.phis:
+            if phi.result.var in reads:
+                mark[phi.result.id] = 1
+    marked = bytes(mark)  # (compiled code indexes bytes directly, a bytearray generically)
     for ins in insts if insts is not None else func.instructions():
         p = ins.pred
-        if p is not None:
-            lst = reads.get(p.var)
-            if lst is not None and p.kind != _NOT_A_WEB:
-                lst.append(Use(ins, -1, False))
+        if p is not None and p.id < n and marked[p.id] and p.kind != _NOT_A_WEB:
+            reads[p.var].append(Use(ins, -1, False))
         addr: set[int] | None = None
         k = -1
         for u in ins.uses:
             k += 1
-            if type(u) is Value:
-                lst = reads.get(u.var)
-                if lst is not None and u.kind != _NOT_A_WEB:
-                    if addr is None:
-                        info = ins.info
-                        addr = set(address_slots(ins)) if info is not None and info.addrs else _NONE
-                    lst.append(Use(ins, k, k in addr))
+            if type(u) is Value and u.id < n and marked[u.id] and u.kind != _NOT_A_WEB:
+                if addr is None:
+                    info = ins.info
+                    addr = set(address_slots(ins)) if info is not None and info.addrs else _NONE
+                reads[u.var].append(Use(ins, k, k in addr))
 
 
 _NONE: set[int] = set()

@@ -458,3 +458,27 @@ def test_a_constant_load_is_live_over_the_loop_around_its_reader() -> None:
     assert ur_alloc._loop_span(inner[0], self_loops, small) == outer
     first = insts[0]  # mov %r1, 0: in no loop
     assert ur_alloc._loop_span(first, self_loops, small) == (first.point, first.point)
+
+
+def test_the_read_sweep_finds_reads_of_every_kind_of_value() -> None:
+    """``record_reads`` matches operands by value: a read of a function's register
+    parameter, of a phi (a loop-carried register), of a register read before any
+    write and of an ordinary write are each recorded, exactly as a match by name over
+    every operand finds them."""
+    kinds: set[str] = set()
+    for text in (CALLEE, LOOP_FIRST_READ, CARRY_AND_UNDEFINED):
+        for f in lift_module(parse(text, "t.ptx")).funcs:
+            sc = scan(f)
+            record_reads(f, sc.webs, sc.webs, sc.insts)
+            want: dict[str, list[tuple[int, int]]] = {}
+            for ins in sc.insts:
+                if ins.pred is not None and ins.pred.kind != "special":
+                    want.setdefault(ins.pred.var, []).append((ins.point, -1))
+                    kinds.add(ins.pred.kind)
+                for k, u in enumerate(ins.uses):
+                    if isinstance(u, Value) and u.kind != "special":
+                        want.setdefault(u.var, []).append((ins.point, k))
+                        kinds.add(u.kind)
+            got = {k: [(u.inst.point, u.slot) for u in w.uses] for k, w in sc.webs.items()}
+            assert {k: v for k, v in got.items() if v} == want, f.name
+    assert {"param", "phi", "undef", "inst"} <= kinds
