@@ -516,13 +516,13 @@ def record_reads(
     marked = bytes(mark)  # (compiled code indexes bytes directly, a bytearray generically)
     for ins in insts if insts is not None else func.instructions():
         p = ins.pred
-        if p is not None and p.id < n and marked[p.id] and p.kind != _NOT_A_WEB:
+        if p is not None and 0 <= p.id < n and marked[p.id] and p.kind != _NOT_A_WEB:
             reads[p.var].append(Use(ins, -1, False))
         addr: set[int] | None = None
         k = -1
         for u in ins.uses:
             k += 1
-            if type(u) is Value and u.id < n and marked[u.id] and u.kind != _NOT_A_WEB:
+            if type(u) is Value and 0 <= u.id < n and marked[u.id] and u.kind != _NOT_A_WEB:
                 if addr is None:
                     info = ins.info
                     addr = set(address_slots(ins)) if info is not None and info.addrs else _NONE
