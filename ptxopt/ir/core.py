@@ -125,22 +125,13 @@ class Inst:
         return self.info is not None and self.info.terminator
 
     def operand_values(self) -> Iterator[Value]:
-        """Every SSA value this instruction reads, implicit ones included."""
-        if self.pred is not None:
-            yield self.pred
-        for u in self.uses:
-            if isinstance(u, Value):
-                yield u
-        if self.olds is not None:
-            for o in self.olds:
-                if o is not None:
-                    yield o
-        if self.carry_in is not None:
-            yield self.carry_in
+        """Every SSA value this instruction reads, implicit ones included (an iterator
+        over :meth:`operand_list`)."""
+        return iter(self.operand_list())
 
     def operand_list(self) -> list[Value]:
-        """:meth:`operand_values` as a list (no generator: cheaper where compiled
-        code wants them all)."""
+        """Every SSA value this instruction reads, as a list: the guard predicate, the
+        register sources in slot order, the tied old values, the carry flag read."""
         out = [] if self.pred is None else [self.pred]
         for u in self.uses:
             if isinstance(u, Value):

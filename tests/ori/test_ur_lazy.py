@@ -375,14 +375,19 @@ def test_web_types_are_the_declared_ones() -> None:
 
 
 def test_operand_list_is_operand_values() -> None:
-    """``Inst.operand_list`` (the model's list form) gives exactly what
-    ``operand_values`` yields, guard, sources, tied old values and carry included."""
+    """``Inst.operand_list`` (what ``operand_values`` iterates) is the guard, the
+    register sources in slot order, the tied old values and the carry read."""
     kinds = {"guard": 0, "carry": 0, "old": 0}
     texts = [(CORPUS / "cub/scan.sm90.ptx").read_text(), CARRY_AND_UNDEFINED]
     for text in texts:
         for f in lift_module(parse(text, "t.ptx")).funcs:
             for ins in f.instructions():
                 assert ins.operand_list() == list(ins.operand_values()), ins
+                want = [ins.pred] if ins.pred is not None else []
+                want += [u for u in ins.uses if isinstance(u, Value)]
+                want += [o for o in ins.olds or () if o is not None]
+                want += [ins.carry_in] if ins.carry_in is not None else []
+                assert ins.operand_list() == want, ins
                 kinds["guard"] += ins.pred is not None
                 kinds["carry"] += ins.carry_in is not None
                 kinds["old"] += any(o is not None for o in ins.olds or ())
