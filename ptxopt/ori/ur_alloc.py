@@ -43,7 +43,6 @@ from __future__ import annotations
 
 from collections.abc import Callable, ItemsView, Iterable, Iterator, Mapping, ValuesView
 from dataclasses import dataclass, field
-from itertools import filterfalse
 
 from ptxopt.analysis.divergence import Divergence
 from ptxopt.analysis.divergence_sync import CfgContext
@@ -301,7 +300,7 @@ class _Ctx:
     cls: Classes  # SASS classes (by program point: at_point)
     web_id: dict[str, int]
     insts: list[Inst] = field(default_factory=list)  # program point -> instruction
-    varying: set[str] = field(default_factory=set)  # webs with a varying value
+    uniform: dict[str, None] = field(default_factory=dict)  # webs without a varying value
     not_written: set[str] = field(default_factory=set)  # webs with a parameter value
     leaf_rule: bool = False
     leaf_exempt: tuple[str, ...] = ("S2R",)
@@ -468,7 +467,7 @@ def _folded_multiplies(webs: list[Web], ctx: _Ctx) -> set[Inst]:
             continue
         if not _writes_varying(r, ctx):
             continue
-        if w.name in ctx.varying:
+        if w.name not in ctx.uniform:
             continue
         out.add(d)
     return out
@@ -553,7 +552,7 @@ def _folded_wide(w: Web, d: Inst, ctx: _Ctx) -> bool:
     shift, and the uniform factor is then read in R."""
     if d.ast.opcode != "mul" or ".wide" not in d.ast.mods or ctx.cls.at_point(d) != "IMAD":
         return False
-    if w.width != 2 or w.name in ctx.varying:
+    if w.width != 2 or w.name not in ctx.uniform:
         return False
     return all(_per_thread_add(u, ctx) for u in w.uses)
 
@@ -999,7 +998,7 @@ def _eligible(w: Web, ctx: _Ctx) -> str:
     """'' when ``w`` passes criteria 1, 2 and 4; otherwise the reason it does not."""
     if not w.defs or w.name in ctx.not_written:
         return _NOT_WRITTEN
-    if w.name in ctx.varying:
+    if w.name not in ctx.uniform:
         return _VARYING
     for d in w.defs:
         c = ctx.cls.at_point(d)
@@ -1631,22 +1630,32 @@ def _descriptor(ctx: _Ctx, debug: bool) -> list[tuple[int, int, int]]:
     cuda/reduce.G.sm90.ptx line 1229).  None when the function touches no global or
     generic memory."""
     insts, cls = ctx.insts, ctx.cls
-
-    def memory(i: Inst) -> bool:
-        return i.info is not None and i.info.name in _MEMORY_OPS and cls.at_point(i) in _GLOBAL_MEM
-
-    first = next((p for p, i in enumerate(insts) if memory(i)), None)
-    if first is None:
+    first = -1
+    for i in insts:  # (plain loops and a module-level test: no closure called per instruction)
+        if _global_access(i, cls):
+            first = i.point
+            break
+    if first < 0:
         return []
     if not debug and ctx.sm >= 90 and ctx.func.ast.kind != ".entry":
-        staged = _staged_descriptor(ctx, memory)
+        staged = _staged_descriptor(ctx)
         if staged:
             return staged
-    last = next(p for p in range(len(insts) - 1, first - 1, -1) if memory(insts[p]))
+    last = first
+    for p in range(len(insts) - 1, first, -1):
+        if _global_access(insts[p], cls):
+            last = p
+            break
     return [(first, last, 2 if debug else 1)]
 
 
-def _staged_descriptor(ctx: _Ctx, memory: Callable[[Inst], bool]) -> list[tuple[int, int, int]]:
+def _global_access(i: Inst, cls: Classes) -> bool:
+    """``i`` is a global or generic memory access (reads the descriptor)."""
+    info = i.info
+    return info is not None and info.name in _MEMORY_OPS and cls.at_point(i) in _GLOBAL_MEM
+
+
+def _staged_descriptor(ctx: _Ctx) -> list[tuple[int, int, int]]:
     """The descriptor of a called function (``.func``, sm_90) with a global or generic
     access inside a loop: ptxas hoists it out of the loop into an R pair (``LDC.64 R14,
     c[0x0][0x208]``) and copies it into a UR pair before the accesses (``R2UR UR8, R14;
@@ -1662,7 +1671,7 @@ def _staged_descriptor(ctx: _Ctx, memory: Callable[[Inst], bool]) -> list[tuple[
     looped = False
     out: list[tuple[int, int, int]] = []
     for b in ctx.func.blocks:
-        points = [i.point for i in b.insts if memory(i)]
+        points = [i.point for i in b.insts if _global_access(i, ctx.cls)]
         if not points:
             continue
         looped = looped or cyclic[b.index]
@@ -1670,7 +1679,7 @@ def _staged_descriptor(ctx: _Ctx, memory: Callable[[Inst], bool]) -> list[tuple[
     return out if looped else []
 
 
-def _aggregated_atomics(ctx: _Ctx, varying: set[str]) -> list[tuple[int, int, int]]:
+def _aggregated_atomics(ctx: _Ctx) -> list[tuple[int, int, int]]:
     """A global ``atom`` whose result is never read, at an address the divergence
     analysis calls uniform, becomes one ``RED`` per warp, and the warp's share is
     worked out in UR at the atomic: an ``add`` of an immediate by ``VOTEU.ANY UR8, UPT,
@@ -1704,7 +1713,7 @@ def _aggregated_atomics(ctx: _Ctx, varying: set[str]) -> list[tuple[int, int, in
             if any(d.var in read for d in ins.defs):
                 continue
             vals = [v for v in ins.uses if isinstance(v, Value)]
-            if not vals or vals[0].var in varying:
+            if not vals or (vals[0].kind != "special" and vals[0].var not in ctx.uniform):
                 continue
             p = ins.point
             ints = not any(t in a.mods for t in (".f32", ".f64", ".f16", ".bf16", ".f16x2"))
@@ -1825,10 +1834,13 @@ class _Costs:
     webs it tested was demoted by the attempt before or so far in this one (a result
     is checked at every attempt, so older demotions were checked before) and every
     claim it reads is as it found it -- so the costs, bridges and claims are exactly
-    those of computing all of them again.  ``compute`` replaces :func:`_cost` (tests);
+    those of computing all of them again.  Only a cost of 1 is kept: a web of any
+    other cost leaves UR for good, so the retry loop never asks for it again (the
+    final pass may, and computes it).  ``last`` holds the bridges of the last cost
+    asked for, computed or reused.  ``compute`` replaces :func:`_cost` (tests);
     ``computed`` counts the costs computed, reused ones not included."""
 
-    __slots__ = ("webs", "ur", "ctx", "changed", "kept", "compute", "reuse", "computed")
+    __slots__ = ("webs", "ur", "ctx", "changed", "kept", "compute", "reuse", "computed", "last")
 
     def __init__(
         self, webs: Webs, ur: set[str], ctx: _Ctx | None, compute: CostFn | None = None
@@ -1840,6 +1852,7 @@ class _Costs:
         self.reuse = REUSE_COSTS
         self.computed = 0
         self.changed: set[str] = set()  # demoted by the last attempt and this one so far
+        self.last: list[Bridge] = []
         # web -> (cost, webs tested, claims found, claims left, bridges)
         self.kept: dict[
             str, tuple[int, set[str], dict[Inst, str | None], dict[Inst, str], list[Bridge]]
@@ -1848,7 +1861,7 @@ class _Costs:
     def cost(self, k: str, claims: dict[Inst, str]) -> int:
         hit = self.kept.get(k) if self.reuse else None
         if hit is not None:
-            c, touched, found, left, _ = hit
+            c, touched, found, left, self.last = hit
             if _disjoint(touched, self.changed) and all(
                 (x := claims.get(cid)) is v or x == v for cid, v in found.items()
             ):
@@ -1865,12 +1878,10 @@ class _Costs:
             assert ctx is not None
             c = _cost(self.webs[k], self.ur, ctx, claims, out, tested, read)
         self.computed += 1
-        self.kept[k] = (c, tested, read, {cid: claims[cid] for cid in read}, out)
+        self.last = out
+        if c == 1:
+            self.kept[k] = (c, tested, read, {cid: claims[cid] for cid in read}, out)
         return c
-
-    def bridges(self, k: str) -> list[Bridge]:
-        """The bridges of ``k``'s last computed cost."""
-        return self.kept[k][4]
 
 
 def plan_function(
@@ -1903,18 +1914,18 @@ def plan_function(
     active = not debug and has_uniform_file(sm)
     # the webs whose reads the model looks at: the uniform ones, constant operands
     # (their readers' slots) and special-register reads (compares)
-    names = list(filterfalse(sc.varying.__contains__, webs)) if active else []
+    names = list(sc.uniform) if active else []
     uniform = [webs[k] for k in names]
     consts = _constant_webs(((k, webs.defs(k)) for k in sc.copies), cls) if active else set()
     addresses = _param_addresses(func, webs, sc.copies, sc.insts) if active else set()
     consts |= addresses
     if active:
-        names += sorted(k for k in consts | sc.specials if k in sc.varying)
+        names += sorted(k for k in consts | sc.specials if k not in sc.uniform)
     record_reads(func, webs, names, sc.insts)
     name = kernel_name if kernel_name is not None else func.name
     ctx = _Ctx(
         func, div, sm, cutlass_override and "cutlass" in name, webs, cls,
-        {w.name: i for i, w in enumerate(uniform)}, sc.insts, sc.varying, sc.not_written,
+        {w.name: i for i, w in enumerate(uniform)}, sc.insts, sc.uniform, sc.not_written,
     )  # fmt: skip
     ctx.tolerate_bridges = tolerate_bridges
     ctx.vary = sc.vary
@@ -1939,11 +1950,14 @@ def plan_function(
     cost: dict[str, int] = {}
     spans = {w.name: _interval(w) for w in uniform if w.name in ur and w.name not in consts}
     costs = _Costs(webs, ur, ctx)
+    # the candidates by their first write's point, ties by name (not set order); ur
+    # only shrinks, so each attempt takes its order from this one
+    ranked = sorted(sorted(ur), key=first.__getitem__)
     attempt = 0
     while attempt < max_attempts and ur:
         attempt += 1
         claims: dict[Inst, str] = {}
-        order = sorted(ur, key=lambda k: (first[k], k))  # ties: by name, not set order
+        order = [k for k in ranked if k in ur]
         for k in order:
             c = cost[k] = costs.cost(k, claims)
             if c != 1:
@@ -1962,10 +1976,9 @@ def plan_function(
         # ptxas's 29; checked once settled it evicts none there and predicts 33
         # (docs/uniform-registers.md, fifth round)
         settled = not demote or attempt == max_attempts
-        keep = sorted(
-            (k for k in order if k not in demote and settled),
-            key=lambda k: (cost[k], first[k]),
-        )
+        # candidates cheapest first: every one left costs 1 (the others are demoted),
+        # so that is the order of their first points
+        keep = [k for k in order if k not in demote] if settled else []
         # the pressure only changes at interval ends: one tree leaf per end point
         ends = sorted({p for k in keep if k in spans for p in spans[k]})
         leaf = {p: i for i, p in enumerate(ends)}
@@ -1998,9 +2011,11 @@ def plan_function(
     plan.attempts = attempt
     # final bridges of the committed set
     claims = {}
-    for k in sorted(ur, key=lambda k: (first[k], k)):
+    for k in ranked:
+        if k not in ur:
+            continue
         cost[k] = costs.cost(k, claims)
-        plan.bridges.extend(costs.bridges(k))
+        plan.bridges.extend(costs.last)
     seen_b: set[tuple[str, str, int]] = set()
     uniq = []
     for br in plan.bridges:
@@ -2017,7 +2032,7 @@ def plan_function(
     for k in addresses:
         ur.discard(k)
         why[k] = "a parameter's address: folded into the ld.param that reads it"
-    for k in sorted((k for k in ur if k in ctx.consts), key=lambda k: (-first[k], k)):
+    for _, k in sorted([(-first[k], k) for k in ur if k in ctx.consts]):
         if not any(
             (x := _def_name(u.inst, ctx)) is not None and x in ur and x != k for u in webs[k].uses
         ):
@@ -2034,7 +2049,7 @@ def plan_function(
     if has_uniform_file(sm):
         desc = _descriptor(ctx, debug)
         points += desc
-        points += _aggregated_atomics(ctx, sc.varying)
+        points += _aggregated_atomics(ctx)
         if not debug:  # a debug target moves the descriptor in before each access
             for p, callee in _call_points(ctx).items():
                 held = sum(w for lo, hi, w in desc if lo < p < hi)

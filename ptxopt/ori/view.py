@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass
+from itertools import filterfalse
 from typing import Final
 
 from ptxopt.ir.core import Func, Inst, Value, address_slots
@@ -32,8 +33,10 @@ __all__ = [
 ]
 
 _INT = ("s", "u", "b")
-_UNIFORM_SPECIAL = ("%ctaid", "%clusterid", "%cluster_ctaid", "%cluster_nctaid", "%gridid")
-_CONST_SPECIAL = ("%ntid", "%nctaid", "%nclusterid", "%cluster_nctarank")
+_UNIFORM_SPECIAL = frozenset(
+    ("%ctaid", "%clusterid", "%cluster_ctaid", "%cluster_nctaid", "%gridid")
+)
+_CONST_SPECIAL = frozenset(("%ntid", "%nctaid", "%nclusterid", "%cluster_nctarank"))
 
 
 def _is_int(t: str | None) -> bool:
@@ -172,6 +175,11 @@ def sass_class(inst: Inst) -> str:
 
 
 def _mov_class(inst: Inst) -> str:
+    uses = inst.uses
+    if uses:
+        u = uses[0]
+        if type(u) is Value and u.kind != _NOT_A_WEB:
+            return "MOV"  # a copy of a register (a special register is never a web)
     ops = inst.ast.operands
     src = ops[1] if len(ops) > 1 else None
     # (a register operand read directly: compiled, the generic lookup is slower)
@@ -213,7 +221,7 @@ class Use:
 class Web:
     """One PTX register of one function: its writes and, once recorded
     (:func:`record_reads`), its reads.  Whether any of its SSA values is varying or a
-    parameter is a fact of the :class:`Scan` (``varying``, ``not_written``)."""
+    parameter is a fact of the :class:`Scan` (``uniform``, ``not_written``)."""
 
     __slots__ = ("name", "type", "defs", "uses", "width")
 
@@ -367,7 +375,9 @@ class Scan:
     webs: Webs
     insts: list[Inst]  # program order: program point -> instruction (``Inst.point``)
     cls: Classes  # SASS classes
-    varying: set[str]  # webs with a value the given divergence vector marks varying
+    uniform: dict[str, None]  # webs none of whose values the vector marks varying,
+    # in web order (a dict as an ordered set: most webs are varying, so the sweep
+    # lists the few others rather than the many)
     not_written: set[str]  # webs with a parameter value
     copies: set[str]  # webs with a write that is an LDC, a MOV or a cvta.to.global
     specials: set[str]  # webs with a write of class S2R
@@ -380,23 +390,32 @@ def _is_cvta_global(ins: Inst) -> bool:
 
 
 def _write(
-    ins: Inst, d: Value, defs_of: dict[str, list[Inst] | Inst], vary: bytes, vary_set: set[str]
+    ins: Inst,
+    d: Value,
+    defs_of: dict[str, list[Inst] | Inst],
+    vary: bytes,
+    fresh: list[str],
+    late: set[str],
 ) -> None:
     """:func:`scan`'s step for one result ``d`` of ``ins`` (its type is read from the
-    value when the web is made, :meth:`Webs.type_of`)."""
+    value when the web is made, :meth:`Webs.type_of`).  A web started by a value the
+    divergence vector calls uniform goes on ``fresh``; a varying write to a web that
+    has one already goes into ``late``."""
     var = d.var
-    cur = defs_of.get(var)
-    if cur is None:
-        if d.kind == _NOT_A_WEB or (len(var) > 2 and var[1] == "c" and var.startswith("%cc")):
-            return  # (the second character first: most names fail there, cheaply)
-        defs_of[var] = ins  # written once so far: no list
-    elif isinstance(cur, list):
+    if d.kind == _NOT_A_WEB or (len(var) > 2 and var[1] == "c" and var.startswith("%cc")):
+        return  # (the second character first: most names fail there, cheaply)
+    cur = defs_of.setdefault(var, ins)  # (one lookup: most webs are written once)
+    if cur is ins:
+        if not vary[d.id]:
+            fresh.append(var)
+        return
+    if isinstance(cur, list):
         if not cur or cur[-1] is not ins:
             cur.append(ins)
-    elif cur is not ins:
+    else:
         defs_of[var] = [cur, ins]  # (same key: the web keeps its place in the order)
     if vary[d.id]:
-        vary_set.add(var)
+        late.add(var)
 
 
 def _note(
@@ -404,14 +423,17 @@ def _note(
     defs_of: dict[str, list[Inst] | Inst],
     types: dict[str, str],
     vary: bytes,
-    vary_set: set[str],
+    fresh: list[str],
+    late: set[str],
 ) -> None:
     """:func:`scan`'s step for a parameter or phi: a value no instruction writes."""
     if v.var not in defs_of:
         defs_of[v.var] = []
         types[v.var] = v.type
-    if vary[v.id]:
-        vary_set.add(v.var)
+        if not vary[v.id]:
+            fresh.append(v.var)
+    elif vary[v.id]:
+        late.add(v.var)
 
 
 def scan(func: Func, varying: bytearray | None = None) -> Scan:
@@ -423,7 +445,8 @@ def scan(func: Func, varying: bytearray | None = None) -> Scan:
     # one byte per value id, values made after the analysis included (not varying)
     given = varying if varying is not None else b""
     vary = bytes(given) + bytes(max(0, func.next_id - len(given)))
-    vary_set: set[str] = set()
+    fresh: list[str] = []  # webs whose first value is uniform, in web order
+    late: set[str] = set()  # webs with a varying value after their first
     not_written: set[str] = set()
     copies: set[str] = set()
     specials: set[str] = set()
@@ -432,13 +455,13 @@ def scan(func: Func, varying: bytearray | None = None) -> Scan:
 
     for v in func.params:
         if v.kind != _NOT_A_WEB:
-            _note(v, defs_of, types, vary, vary_set)
+            _note(v, defs_of, types, vary, fresh, late)
             not_written.add(v.var)
     undefs = bool(func.undefs)
     for b in func.blocks:
         for phi in b.phis:
             if phi.result.kind != _NOT_A_WEB:
-                _note(phi.result, defs_of, types, vary, vary_set)
+                _note(phi.result, defs_of, types, vary, fresh, late)
         block = b.insts
         insts.extend(block)
         for ins in block:
@@ -446,7 +469,7 @@ def scan(func: Func, varying: bytearray | None = None) -> Scan:
             # ``ins.carry_out``, belongs to no web)
             defs = ins.defs
             for d in defs:
-                _write(ins, d, defs_of, vary, vary_set)
+                _write(ins, d, defs_of, vary, fresh, late)
             if defs:
                 info = ins.info
                 if info is not None and info.name in _COPY_OPS:
@@ -456,10 +479,12 @@ def scan(func: Func, varying: bytearray | None = None) -> Scan:
                 if p is not None and p.kind == "undef" and p.var not in defs_of:
                     defs_of[p.var] = []
                     types[p.var] = p.type
+                    fresh.append(p.var)  # (judged by its writes, as before the read)
                 for u in ins.uses:
                     if isinstance(u, Value) and u.kind == "undef" and u.var not in defs_of:
                         defs_of[u.var] = []
                         types[u.var] = u.type
+                        fresh.append(u.var)
     n = 0
     for ins in insts:
         ins.point = n
@@ -477,7 +502,8 @@ def scan(func: Func, varying: bytearray | None = None) -> Scan:
             if d.kind != _NOT_A_WEB and not d.var.startswith("%cc"):
                 into.add(d.var)
     webs = Webs(defs_of, types)
-    return Scan(webs, insts, cls, vary_set, not_written, copies, specials, vary)
+    uniform = dict.fromkeys(filterfalse(late.__contains__, fresh) if late else fresh)
+    return Scan(webs, insts, cls, uniform, not_written, copies, specials, vary)
 
 
 def record_reads(
@@ -499,10 +525,11 @@ def record_reads(
     defs_of = webs.defs_of
     for name in reads:
         ds = defs_of[name]
-        for d in ds if isinstance(ds, list) else (ds,):
-            for v in d.defs:
-                if v.var == name:
-                    mark[v.id] = 1
+        if isinstance(ds, list):
+            for d in ds:
+                _mark_result(d, name, mark)
+        else:
+            _mark_result(ds, name, mark)
         undef = func.undefs.get(name)
         if undef is not None:
             mark[undef.id] = 1
@@ -514,7 +541,9 @@ def record_reads(
             if phi.result.var in reads:
                 mark[phi.result.id] = 1
     marked = bytes(mark)  # (compiled code indexes bytes directly, a bytearray generically)
-    for ins in insts if insts is not None else func.instructions():
+    if insts is None:
+        insts = list(func.instructions())
+    for ins in insts:  # (a list: compiled, iterated directly)
         p = ins.pred
         if p is not None and 0 <= p.id < n and marked[p.id] and p.kind != _NOT_A_WEB:
             reads[p.var].append(Use(ins, -1, False))
@@ -530,6 +559,13 @@ def record_reads(
 
 
 _NONE: set[int] = set()
+
+
+def _mark_result(d: Inst, name: str, mark: bytearray) -> None:
+    """Mark the values of register ``name`` that ``d`` writes (:func:`record_reads`)."""
+    for v in d.defs:
+        if v.var == name:
+            mark[v.id] = 1
 
 
 def build_webs(func: Func) -> Webs:

@@ -375,6 +375,18 @@ def test_atomics_with_unread_results_at_a_uniform_address_are_aggregated_in_ur()
     assert _plan(_kernel(body), 90).ur_count == 4  # ptxas: 6
 
 
+def test_atomics_at_a_per_thread_address_are_not_aggregated() -> None:
+    # the same atomics at the thread's own element: ``RED.E.ADD.STRONG.GPU [R2.64],
+    # R9`` / ``RED.E.MIN.S32.STRONG.GPU [R2.64+0x4], R5`` at sm_80, ``REDG.E.ADD
+    # desc[UR4][R2.64]`` at sm_90 -- no VOTEU, no REDUX: the descriptor is the one UR
+    body = BOUNDS.replace("DONE:\n", "") + (
+        "atom.global.add.u32 %r8, [%rd4], 1;\nadd.s64 %rd7, %rd4, 4;\n"
+        "atom.global.min.s32 %r9, [%rd7], %r5;\nDONE:\n"
+    )
+    assert _plan(_kernel(body, "sm_80"), 80).ur_count == 1  # ptxas: 1
+    assert _plan(_kernel(body), 90).ur_count == 1  # ptxas: 1
+
+
 def test_the_budget_is_checked_once_the_costs_have_settled() -> None:
     """triton/matmul_fp16.sm90a.ptx at sm_90: ptxas 13.0.88 names 29 URs and computes
     the wgmma descriptors in UR (``ULOP3.LUT UR17, UR5, 0x4000000, URZ, 0xfc, !UPT``

@@ -277,9 +277,10 @@ def _stand_in_webs(*names: str) -> Webs:
 
 def test_a_kept_cost_is_reused_only_while_what_it_read_is_unchanged() -> None:
     """The reuse rule itself, on a stand-in cost that reads one slot claim and tests
-    one web's membership: a cost is computed again when that web was demoted by the
-    last attempt, or when the claim it read is not as it found it (an earlier web that
-    claimed the slot has left UR); a reused cost replays its claim."""
+    one web's membership: a cost of 1 is computed again when that web was demoted by
+    the last attempt, or when the claim it read is not as it found it (an earlier web
+    that claimed the slot has left UR, or claims it now); a reused cost replays its
+    claim; any other cost is not kept."""
     computed: list[str] = []
     slot = next(iter(_probe_funcs()[0].instructions()))  # the reader whose slot is read
 
@@ -299,15 +300,19 @@ def test_a_kept_cost_is_reused_only_while_what_it_read_is_unchanged() -> None:
         claims: dict[Inst, str] = {}
         return [costs.cost(k, claims) for k in names], claims
 
-    assert attempt("a", "b") == ([1, 2], {slot: "a"})
-    assert attempt("a", "b") == ([1, 2], {slot: "a"}) and computed == ["a", "b"]  # both reused
-    costs.changed = {"y"}  # b tested y, which the last attempt demoted
+    assert attempt("a", "b") == ([1, 2], {slot: "a"}) and computed == ["a", "b"]
+    # a is reused; b, of cost 2, was not kept (in the retry loop it leaves UR)
     assert attempt("a", "b") == ([1, 2], {slot: "a"}) and computed == ["a", "b", "b"]
+    costs.changed = {"x"}  # a tested x, which the last attempt demoted
+    assert attempt("a", "b") == ([1, 2], {slot: "a"}) and computed[3:] == ["a", "b"]
     costs.changed = set()
     assert attempt("b") == ([1], {slot: "b"}) and computed[-1] == "b"  # 'a' left: claim free
     n = len(computed)
     assert attempt("b") == ([1], {slot: "b"}) and len(computed) == n  # reused, claim replayed
-    assert costs.computed == n
+    # a is reused and claims the slot first: b's kept cost found it free, so it is
+    # computed again
+    assert attempt("a", "b") == ([1, 2], {slot: "a"}) and computed[n:] == ["b"]
+    assert costs.computed == n + 1
 
 
 def _probe_funcs() -> list[Func]:
@@ -487,3 +492,54 @@ def test_the_read_sweep_finds_reads_of_every_kind_of_value() -> None:
             got = {k: [(u.inst.point, u.slot) for u in w.uses] for k, w in sc.webs.items()}
             assert {k: v for k, v in got.items() if v} == want, f.name
     assert {"param", "phi", "undef", "inst"} <= kinds
+
+
+LATE_VARYING = _kernel(
+    """mov.u32 %r1, %ctaid.x;
+st.global.u32 [%rd1], %r1;
+mov.u32 %r1, %tid.x;
+st.global.u32 [%rd1+4], %r1;
+mov.u32 %r2, %ctaid.y;
+st.global.u32 [%rd1+8], %r2;
+mov.u32 %r2, %ctaid.z;
+st.global.u32 [%rd1+12], %r2;
+"""
+)
+
+
+def test_a_web_written_uniformly_and_then_per_thread_is_varying() -> None:
+    """%r1 starts with ``%ctaid.x`` and is later written ``%tid.x``: the web is
+    varying (the later write decides), while %r2, written twice uniformly, is not."""
+    f, p = _plan(LATE_VARYING, 90)
+    assert p.webs["%r1"].why == VARYING
+    assert p.webs["%r2"].why != VARYING
+
+
+@pytest.mark.parametrize("rel", ["cub/histogram.sm80.ptx", "cuda/reduce.O3.sm90.ptx"])
+def test_the_sweep_lists_the_webs_without_a_varying_value(rel: str) -> None:
+    """``Scan.uniform`` is, in web order, every web none of whose values (parameters,
+    phis, writes) the divergence vector marks varying --
+    checked against the values themselves, read here without the sweep."""
+    mod = lift_module(parse((CORPUS / rel).read_text(), rel))
+    md = analyze_module(mod)
+    late = 0
+    for f in mod.funcs:
+        vec = md.funcs[f.name].varying
+        values: dict[str, list[Value]] = {}
+        for v in f.params:
+            values.setdefault(v.var, []).append(v)
+        for b in f.blocks:
+            for phi in b.phis:
+                values.setdefault(phi.result.var, []).append(phi.result)
+            for ins in b.insts:
+                for d in ins.defs:
+                    values.setdefault(d.var, []).append(d)
+        sc = scan(f, vec)  # (a web read before any write is judged by its writes)
+        want = [k for k in sc.webs if not any(vec[v.id] for v in values.get(k, []))]
+        assert list(sc.uniform) == want, f.name
+        # webs whose first value is uniform and a later one varying: the case the
+        # sweep settles only at the end
+        late += sum(
+            1 for k, vs in values.items() if not vec[vs[0].id] and any(vec[v.id] for v in vs)
+        )
+    assert late > 0
