@@ -21,6 +21,7 @@ sm_75, sm_80, sm_90 and sm_100; the mnemonics seen are recorded in the row).
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Final
 
 __all__ = [
     "CAPABILITIES",
@@ -28,6 +29,7 @@ __all__ = [
     "Capability",
     "UR_BUDGET",
     "UP_BUDGET",
+    "UR_SOURCE_CLASSES",
     "accepts_up_source",
     "accepts_ur_source",
     "family",
@@ -36,8 +38,8 @@ __all__ = [
 ]
 
 #: Usable uniform registers (UR0..UR62; UR63 is URZ) and predicates (UP0..UP6; UP7 = UPT).
-UR_BUDGET = 63
-UP_BUDGET = 7
+UR_BUDGET: Final = 63
+UP_BUDGET: Final = 7
 
 EVIDENCE = {
     "spec-isa": "spec 02, table of uniform SASS mnemonics (UIADD3, UIMAD, ULOP3, UISETP, "
@@ -138,7 +140,7 @@ CAPABILITIES: dict[str, Capability] = {c.cls: c for c in _ROWS}
 
 # family -> class -> uniform mnemonic: one lookup per question (the model asks it
 # for every candidate web)
-_FORMS: dict[int, dict[str, str]] = {
+_FORMS: Final[dict[int, dict[str, str]]] = {
     fam: {c.cls: c.uniform[fam] for c in _ROWS if fam in c.uniform} for fam in (75, 90, 100)
 }
 
@@ -174,7 +176,10 @@ def accepts_up_source(cls: str, opcode: str) -> bool:
     return cls == "MMA" and opcode.startswith("wgmma")
 
 
+#: The classes whose per-thread instructions may read one source operand from UR.
+UR_SOURCE_CLASSES: Final[frozenset[str]] = frozenset(c.cls for c in _ROWS if c.ur_source)
+
+
 def accepts_ur_source(cls: str) -> bool:
     """A per-thread instruction of ``cls`` may read one source operand from UR."""
-    cap = CAPABILITIES.get(cls)
-    return cap is not None and cap.ur_source
+    return cls in UR_SOURCE_CLASSES

@@ -43,6 +43,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, ItemsView, Iterable, Iterator, Mapping, ValuesView
 from dataclasses import dataclass, field
+from typing import Final
 
 from ptxopt.analysis.divergence import Divergence
 from ptxopt.analysis.divergence_sync import CfgContext
@@ -71,13 +72,14 @@ __all__ = [
     "with_callees",
 ]
 
-FNV_PRIME = 0x01000193
-FNV_BASIS = 0x811C9DC5
-_NARROW = ("MOV",)  # copies the BFS walks through
-_GLOBAL_MEM = ("LDG", "STG", "ATOMG", "LD", "ST")
-_MEMORY_OPS = frozenset(("ld", "ldu", "st", "atom", "red"))  # the opcodes of _GLOBAL_MEM
-_NOT_WRITTEN = "not written by an instruction (parameter or undefined)"
-_VARYING = "varying (divergence analysis)"
+FNV_PRIME: Final = 0x01000193
+FNV_BASIS: Final = 0x811C9DC5
+_NARROW: Final = ("MOV",)  # copies the BFS walks through
+_GLOBAL_MEM: Final = ("LDG", "STG", "ATOMG", "LD", "ST")
+_MEMORY_OPS: Final = frozenset(("ld", "ldu", "st", "atom", "red"))  # the opcodes of _GLOBAL_MEM
+_NOT_WRITTEN: Final = "not written by an instruction (parameter or undefined)"
+_VARYING: Final = "varying (divergence analysis)"
+_NEEDS_BRIDGES: Final = "needs bridges"  # and its cost, which the plan of the web adds
 
 
 def fnv1a(key: int) -> int:
@@ -255,6 +257,8 @@ class WebPlans(Mapping[str, WebPlan]):
             reason = self._why.get(k) or self._default
             if not reason:  # not looked at: a varying web (or a parameter's)
                 reason = _NOT_WRITTEN if not defs or k in self._params else _VARYING
+            elif reason == _NEEDS_BRIDGES:
+                reason = f"{_NEEDS_BRIDGES} (cost {self._cost[k]})"
             wp = WebPlan(k, "P" if pred else "R", c, 0, reason, lines)
         return wp
 
@@ -616,7 +620,7 @@ def _slot_taker(c: Inst, ctx: _Ctx) -> str:
     return taker
 
 
-_LOGIC = ("and", "or", "xor")
+_LOGIC: Final = ("and", "or", "xor")
 
 
 def _lop3_immediate(c: Inst, regs: list[Value]) -> bool:
@@ -854,8 +858,8 @@ def _divergent_blocks(ctx: _Ctx) -> set[int]:
     return ctx.divregion
 
 
-_SYNC_OPS = ("bar.warp.sync", "setmaxnreg")
-_AFTER_SPIN = "in a kernel whose lanes rejoin unsynchronised after a spin loop"
+_SYNC_OPS: Final = ("bar.warp.sync", "setmaxnreg")
+_AFTER_SPIN: Final = "in a kernel whose lanes rejoin unsynchronised after a spin loop"
 
 
 def _spin_source(d: Inst) -> bool:
@@ -1200,7 +1204,7 @@ def _cost(
     ctx: _Ctx,
     claims: dict[Inst, str],
     out: list[Bridge],
-    touched: set[str],
+    touched: list[str],
     seen_claims: dict[Inst, str | None],
 ) -> int:
     """Criteria 3 and 5: 1 + the bridges ``w`` needs when it is in UR and ``ur`` are.
@@ -1223,7 +1227,7 @@ def _cost(
         name = cur.name
         for guard, flag, xn, narrow, c, free in _reader_rows(cur, ctx):
             if xn is not None:
-                touched.add(xn)
+                touched.append(xn)
             if guard:
                 if flag or xn in ur:
                     uniform_readers += 1
@@ -1269,7 +1273,7 @@ def _cost(
             bridges += 1
             out.append(Bridge("UR2R", w.name, _line(c)))
     for s, line in _sources(w, ctx):
-        touched.add(s)
+        touched.append(s)
         if s in ur:
             continue
         bridges += 1
@@ -1476,7 +1480,7 @@ def _loop_span(
 # ptxas, 137 without the rule): 100 -> 141, 200 -> 142, 300 -> 141.  The cutlass
 # ``BlockForEach`` grid-stride loop (118 instructions in cutlass/hopper_ws_gemm.sm90a.ptx)
 # hoists; the tile loops of ``cub/histogram`` (350 to 980) reload at each reader.
-_HOIST_LOOP_LIMIT = 200
+_HOIST_LOOP_LIMIT: Final = 200
 
 
 def _small_loops(func: Func, limit: int) -> dict[int, tuple[int, int]]:
@@ -1808,18 +1812,23 @@ REUSE_COSTS = True
 
 # what :func:`_cost` is given and returns (a stand-in takes its place in tests)
 CostFn = Callable[
-    [Web, set[str], "_Ctx | None", dict[Inst, str], list[Bridge], set[str], dict[Inst, str | None]],
+    [
+        Web,
+        set[str],
+        "_Ctx | None",
+        dict[Inst, str],
+        list[Bridge],
+        list[str],
+        dict[Inst, str | None],
+    ],
     int,
 ]
 
 
-def _disjoint(a: set[str], b: set[str]) -> bool:
-    """``a.isdisjoint(b)`` as a loop over the smaller set (compiled: no generic method
-    call)."""
-    if len(b) < len(a):
-        a, b = b, a
-    for x in a:
-        if x in b:
+def _none_in(xs: list[str], s: set[str]) -> bool:
+    """No item of ``xs`` is in ``s`` (a plain loop: compiled, no generic call)."""
+    for x in xs:
+        if x in s:
             return False
     return True
 
@@ -1855,20 +1864,20 @@ class _Costs:
         self.last: list[Bridge] = []
         # web -> (cost, webs tested, claims found, claims left, bridges)
         self.kept: dict[
-            str, tuple[int, set[str], dict[Inst, str | None], dict[Inst, str], list[Bridge]]
+            str, tuple[int, list[str], dict[Inst, str | None], dict[Inst, str], list[Bridge]]
         ] = {}
 
     def cost(self, k: str, claims: dict[Inst, str]) -> int:
         hit = self.kept.get(k) if self.reuse else None
         if hit is not None:
             c, touched, found, left, self.last = hit
-            if _disjoint(touched, self.changed) and all(
+            if _none_in(touched, self.changed) and all(
                 (x := claims.get(cid)) is v or x == v for cid, v in found.items()
             ):
                 for cid, v in left.items():  # (a loop: no generic call of ``update``)
                     claims[cid] = v
                 return c
-        tested: set[str] = set()
+        tested: list[str] = []  # (a list: appended per reader, read only at a reuse)
         read: dict[Inst, str | None] = {}
         out: list[Bridge] = []
         ctx = self.ctx
@@ -2002,7 +2011,7 @@ def plan_function(
         for k in demote:
             if k in ctx.variables:
                 why.setdefault(k, "a variable written with different values, read per-thread")
-            why.setdefault(k, f"needs bridges (cost {cost[k]})")
+            why.setdefault(k, _NEEDS_BRIDGES)  # (the cost is added when the plan is made)
         if not demote:
             costs.changed = set()
             break

@@ -32,11 +32,11 @@ __all__ = [
     "scan",
 ]
 
-_INT = ("s", "u", "b")
-_UNIFORM_SPECIAL = frozenset(
+_INT: Final = ("s", "u", "b")
+_UNIFORM_SPECIAL: Final = frozenset(
     ("%ctaid", "%clusterid", "%cluster_ctaid", "%cluster_nctaid", "%gridid")
 )
-_CONST_SPECIAL = frozenset(("%ntid", "%nctaid", "%nclusterid", "%cluster_nctarank"))
+_CONST_SPECIAL: Final = frozenset(("%ntid", "%nctaid", "%nclusterid", "%cluster_nctarank"))
 
 
 def _is_int(t: str | None) -> bool:
@@ -51,7 +51,7 @@ def is_pred_type(t: str) -> bool:
     return t == ".pred"
 
 
-_REG_COUNT: dict[str, int] = {}
+_REG_COUNT: Final[dict[str, int]] = {}
 
 
 def reg_count(t: str) -> int:
@@ -67,7 +67,7 @@ def reg_count(t: str) -> int:
     return hit
 
 
-_SIMPLE = {
+_SIMPLE: Final = {
     "and": "LOP3",
     "or": "LOP3",
     "xor": "LOP3",
@@ -513,59 +513,64 @@ def record_reads(
     predicate first, then the operands in slot order, in program order).  ``insts``:
     the function's instructions in program order, when the caller has them.
 
-    An operand is matched by its value, not its register name: the values of the webs
-    asked for (their writes' results, phis, parameters and reads before any write) are
-    marked by id first, so that the sweep reads one byte per operand instead of
-    looking its name up (a read of any of these webs is a read of one of its values)."""
+    An operand is matched by its value, not its register name: each value of the webs
+    asked for (their writes' results, phis, parameters and reads before any write)
+    first gets its web's list of reads at its id, so that the sweep reads one list
+    entry per operand instead of looking its name up (a read of any of these webs is
+    a read of one of its values)."""
     reads: dict[str, list[Use]] = {k: webs[k].uses for k in names}
     if not reads:
         return
     n = func.next_id
-    mark = bytearray(n)
+    into: list[list[Use] | None] = [None] * n  # value id -> its web's reads
     defs_of = webs.defs_of
-    for name in reads:
+    undefs = func.undefs
+    for name, uses in reads.items():
         ds = defs_of[name]
         if isinstance(ds, list):
             for d in ds:
-                _mark_result(d, name, mark)
+                _mark_result(d, name, uses, into)
         else:
-            _mark_result(ds, name, mark)
-        undef = func.undefs.get(name)
+            _mark_result(ds, name, uses, into)
+        undef = undefs.get(name)
         if undef is not None:
-            mark[undef.id] = 1
+            into[undef.id] = uses
     for v in func.params:
-        if v.var in reads:
-            mark[v.id] = 1
+        into[v.id] = reads.get(v.var)
     for blk in func.blocks:
         for phi in blk.phis:
-            if phi.result.var in reads:
-                mark[phi.result.id] = 1
-    marked = bytes(mark)  # (compiled code indexes bytes directly, a bytearray generically)
+            into[phi.result.id] = reads.get(phi.result.var)
     if insts is None:
         insts = list(func.instructions())
     for ins in insts:  # (a list: compiled, iterated directly)
         p = ins.pred
-        if p is not None and 0 <= p.id < n and marked[p.id] and p.kind != _NOT_A_WEB:
-            reads[p.var].append(Use(ins, -1, False))
+        if p is not None and 0 <= p.id < n:
+            got = into[p.id]
+            if got is not None and p.kind != _NOT_A_WEB:
+                got.append(Use(ins, -1, False))
         addr: set[int] | None = None
         k = -1
         for u in ins.uses:
             k += 1
-            if type(u) is Value and 0 <= u.id < n and marked[u.id] and u.kind != _NOT_A_WEB:
+            if type(u) is Value and 0 <= u.id < n:
+                got = into[u.id]
+                if got is None or u.kind == _NOT_A_WEB:
+                    continue
                 if addr is None:
                     info = ins.info
                     addr = set(address_slots(ins)) if info is not None and info.addrs else _NONE
-                reads[u.var].append(Use(ins, k, k in addr))
+                got.append(Use(ins, k, k in addr))
 
 
-_NONE: set[int] = set()
+_NONE: Final[set[int]] = set()
 
 
-def _mark_result(d: Inst, name: str, mark: bytearray) -> None:
-    """Mark the values of register ``name`` that ``d`` writes (:func:`record_reads`)."""
+def _mark_result(d: Inst, name: str, uses: list[Use], into: list[list[Use] | None]) -> None:
+    """:func:`record_reads`: the values of register ``name`` that ``d`` writes are
+    reads of ``uses``."""
     for v in d.defs:
         if v.var == name:
-            mark[v.id] = 1
+            into[v.id] = uses
 
 
 def build_webs(func: Func) -> Webs:

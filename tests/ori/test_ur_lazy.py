@@ -286,10 +286,10 @@ def test_a_kept_cost_is_reused_only_while_what_it_read_is_unchanged() -> None:
 
     def cost(
         w: Web, ur: set[str], ctx: object, claims: dict[Inst, str], out: list[ur_alloc.Bridge],
-        touched: set[str], seen: dict[Inst, str | None],
+        touched: list[str], seen: dict[Inst, str | None],
     ) -> int:  # fmt: skip
         computed.append(w.name)
-        touched.add("x" if w.name == "a" else "y")
+        touched.append("x" if w.name == "a" else "y")
         seen.setdefault(slot, claims.get(slot))
         owner = claims.setdefault(slot, w.name)
         return 1 if owner == w.name else 2
@@ -401,7 +401,7 @@ def test_operand_list_is_operand_values() -> None:
 
 def test_the_interval_and_disjoint_helpers() -> None:
     """``_interval`` is the first and last point of a web's writes and reads (as
-    ``min``/``max`` of the list would give them); ``_disjoint`` is ``isdisjoint``."""
+    ``min``/``max`` of the list would give them); ``_none_in`` is ``isdisjoint``."""
     rel = "cub/histogram.sm80.ptx"
     for f in lift_module(parse((CORPUS / rel).read_text(), rel)).funcs:
         sc = scan(f)
@@ -413,7 +413,7 @@ def test_the_interval_and_disjoint_helpers() -> None:
     sets = [set(), {"a"}, {"b"}, {"a", "b", "c"}, {"c", "d"}, {"d"}]
     for a in sets:
         for b in sets:
-            assert ur_alloc._disjoint(a, b) == a.isdisjoint(b), (a, b)
+            assert ur_alloc._none_in(sorted(a), b) == a.isdisjoint(b), (a, b)
 
 
 def test_records_compare_by_value() -> None:
@@ -543,3 +543,22 @@ def test_the_sweep_lists_the_webs_without_a_varying_value(rel: str) -> None:
             1 for k, vs in values.items() if not vec[vs[0].id] and any(vec[v.id] for v in vs)
         )
     assert late > 0
+
+
+def test_a_web_that_needs_bridges_names_its_cost() -> None:
+    """The reason of a web demoted for its bridges carries the cost that demoted it
+    (at least 2: 1 + a bridge), added when its plan is made."""
+    rel = "cub/histogram.sm80.ptx"
+    mod = lift_module(parse((CORPUS / rel).read_text(), rel))
+    md = analyze_module(mod)
+    seen = 0
+    for f in mod.funcs:
+        for sm in (80, 90):
+            p = plan_function(f, md.funcs[f.name], sm)
+            for w in p.webs.values():
+                if w.why.startswith("needs bridges"):
+                    head, _, cost = w.why.partition(" (cost ")
+                    assert head == "needs bridges" and cost.endswith(")"), w.why
+                    assert int(cost[:-1]) >= 2, w.why
+                    seen += 1
+    assert seen > 0
