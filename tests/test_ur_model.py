@@ -730,9 +730,7 @@ def test_constant_operands_are_a_fixpoint_in_any_block_order() -> None:
     f = mod.func("k")
     webs = build_webs(f)
     cls = Classes(len(list(f.instructions())))  # (build_webs numbered them)
-    assert {f"%r{i}" for i in range(1, 7)} <= _constant_webs(
-        ((w.name, w.defs) for w in webs.values()), cls
-    )
+    assert {f"%r{i}" for i in range(1, 7)} <= _constant_webs(webs, webs, cls)
     p = plan_function(f, analyze_module(mod).funcs["k"], 90)
     assert p.webs["%r6"].why == "constant operand of per-thread readers"
 

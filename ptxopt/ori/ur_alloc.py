@@ -380,7 +380,7 @@ def _param_addresses(func: Func, webs: Webs, copies: set[str], insts: list[Inst]
     return out
 
 
-def _constant_webs(webs: Iterable[tuple[str, list[Inst]]], cls: Classes) -> set[str]:
+def _constant_webs(names: Iterable[str], webs: Webs, cls: Classes) -> set[str]:
     """Webs whose value is a constant operand rather than a computed register: every
     write is a constant-bank read (``ld.param`` of a kernel parameter, ``%ntid``), a
     ``mov`` of an immediate, or an identity of such a web (``mov``, and
@@ -389,20 +389,28 @@ def _constant_webs(webs: Iterable[tuple[str, list[Inst]]], cls: Classes) -> set[
     only for a uniform reader (ULDC / UMOV), never by itself.
 
     A fixpoint over the identities, linear: each web waits for the webs it copies
-    (``waiting``) and is settled when the last of them is.  ``webs``: (name, writes)
-    of the candidates (no :class:`Web` made for them)."""
+    (``waiting``) and is settled when the last of them is.  ``names``: the candidates
+    (their writes read from the sweep's lists: no :class:`Web` made for them)."""
     out: set[str] = set()
     waiting: dict[str, list[str]] = {}  # source web -> the webs that copy it
     missing: dict[str, int] = {}  # web -> sources not yet known constant
-    for name, defs in webs:
-        if not defs:
-            continue
-        srcs: set[str] = set()
+    defs_of = webs.defs_of
+    for name in names:
+        ds = defs_of[name]
+        if isinstance(ds, list):
+            if not ds:
+                continue
+            defs = ds
+        else:
+            defs = [ds]
+        srcs: list[str] = []  # (most webs are written once: one source, no set)
         for d in defs:
             c = cls.at_point(d)
             if c == "LDC":
                 continue
-            if c != "MOV" and not d.ast.name.startswith("cvta.to.global"):
+            if c != "MOV" and not (
+                d.ast.opcode == "cvta" and d.ast.name.startswith("cvta.to.global")
+            ):  # (the opcode first: the full name is built on each read)
                 break
             vals = d.operand_list()
             if not vals and d.ast.opcode == "mov":
@@ -410,15 +418,17 @@ def _constant_webs(webs: Iterable[tuple[str, list[Inst]]], cls: Classes) -> set[
                     continue  # mov of an immediate
                 break
             if len(vals) == 1 and vals[0].kind != "special":
-                srcs.add(vals[0].var)
+                srcs.append(vals[0].var)
                 continue
             break
         else:
             if not srcs:
                 out.add(name)
                 continue
+            if len(srcs) > 1:
+                srcs = sorted(set(srcs))
             missing[name] = len(srcs)
-            for v in sorted(srcs):
+            for v in srcs:
                 waiting.setdefault(v, []).append(name)
     work = [k for k in out if k in waiting]
     while work:
@@ -1925,7 +1935,7 @@ def plan_function(
     # (their readers' slots) and special-register reads (compares)
     names = list(sc.uniform) if active else []
     uniform = [webs[k] for k in names]
-    consts = _constant_webs(((k, webs.defs(k)) for k in sc.copies), cls) if active else set()
+    consts = _constant_webs(sc.copies, webs, cls) if active else set()
     addresses = _param_addresses(func, webs, sc.copies, sc.insts) if active else set()
     consts |= addresses
     if active:

@@ -12,7 +12,6 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass
-from itertools import filterfalse
 from typing import Final
 
 from ptxopt.ir.core import Func, Inst, Value, address_slots
@@ -273,12 +272,22 @@ class Webs(Mapping[str, Web]):
     def get(self, name: str, default: Web | None = None) -> Web | None:  # type: ignore[override]
         w = self._made.get(name)
         if w is None:
-            ds = self.defs_of.get(name)
-            if ds is None:
+            w = self._make(name)
+            if w is None:
                 return default
-            w = self._made[name] = Web(
-                name, self.type_of(name), ds if isinstance(ds, list) else [ds]
-            )
+        return w
+
+    def _make(self, name: str) -> Web | None:
+        """The :class:`Web` of ``name``, made now (``None``: not a web)."""
+        ds = self.defs_of.get(name)
+        if ds is None:
+            return None
+        t = self.types.get(name)
+        if isinstance(ds, list):
+            w = Web(name, t if t is not None else _result_type(ds[0], name), ds)
+        else:
+            w = Web(name, t if t is not None else _result_type(ds, name), [ds])
+        self._made[name] = w
         return w
 
     def defs(self, name: str) -> list[Inst]:
@@ -301,16 +310,12 @@ class Webs(Mapping[str, Web]):
         if t is not None:
             return t
         ds = self.defs_of[name]
-        first = ds[0] if isinstance(ds, list) else ds
-        for d in first.defs:
-            if d.var == name:
-                return d.type
-        raise KeyError(name)
+        return _result_type(ds[0] if isinstance(ds, list) else ds, name)
 
     def __getitem__(self, name: str) -> Web:
         w = self._made.get(name)  # (the common case without a second call)
         if w is None:
-            w = self.get(name)
+            w = self._make(name)
             if w is None:
                 raise KeyError(name)
         return w
@@ -323,6 +328,14 @@ class Webs(Mapping[str, Web]):
 
     def __len__(self) -> int:
         return len(self.defs_of)
+
+
+def _result_type(first: Inst, name: str) -> str:
+    """The type of register ``name`` as ``first``, its first write, writes it."""
+    for d in first.defs:
+        if d.var == name:
+            return d.type
+    raise KeyError(name)
 
 
 # (Final: a constant compiled code reads inline, not from the module's namespace)
@@ -502,7 +515,7 @@ def scan(func: Func, varying: bytearray | None = None) -> Scan:
             if d.kind != _NOT_A_WEB and not d.var.startswith("%cc"):
                 into.add(d.var)
     webs = Webs(defs_of, types)
-    uniform = dict.fromkeys(filterfalse(late.__contains__, fresh) if late else fresh)
+    uniform = {k: None for k in fresh if k not in late}
     return Scan(webs, insts, cls, uniform, not_written, copies, specials, vary)
 
 
