@@ -418,9 +418,11 @@ def _write(
     if d.kind == _NOT_A_WEB or (len(var) > 2 and var[1] == "c" and var.startswith("%cc")):
         return  # (the second character first: most names fail there, cheaply)
     cur = defs_of.setdefault(var, ins)  # (one lookup: most webs are written once)
-    if cur is ins:
+    if cur is ins:  # a new web, or a second result of ``ins`` in the same register
         if not vary[d.id]:
-            fresh.append(var)
+            fresh.append(var)  # (twice in the second case: the caller keeps the first)
+        elif len(ins.defs) > 1:
+            late.add(var)  # (a second result may follow the uniform first one)
         return
     if isinstance(cur, list):
         if not cur or cur[-1] is not ins:

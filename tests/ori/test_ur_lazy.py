@@ -562,3 +562,18 @@ def test_a_web_that_needs_bridges_names_its_cost() -> None:
                     assert int(cost[:-1]) >= 2, w.why
                     seen += 1
     assert seen > 0
+
+
+def test_one_instruction_writing_a_register_twice() -> None:
+    """``mov.b64 {%r1, %r1}, %rd1`` (ptxas accepts it) writes two values of one web:
+    the web is uniform only when neither value is marked varying, whichever it is."""
+    text = _kernel("mov.b64 {%r1, %r1}, %rd1;\nst.global.u32 [%rd1], %r1;\n")
+    f = lift_module(parse(text, "t.ptx")).func("k")
+    mov = next(i for i in f.instructions() if i.ast.opcode == "mov")
+    first, second = mov.defs
+    assert first.var == second.var == "%r1"
+    for marked, uniform in (((), True), ((first.id,), False), ((second.id,), False)):
+        vec = bytearray(f.next_id)
+        for i in marked:
+            vec[i] = 1
+        assert ("%r1" in scan(f, vec).uniform) is uniform, marked
