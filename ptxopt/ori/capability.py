@@ -35,6 +35,7 @@ __all__ = [
     "family",
     "has_uniform_file",
     "uniform_form",
+    "uniform_forms",
 ]
 
 #: Usable uniform registers (UR0..UR62; UR63 is URZ) and predicates (UP0..UP6; UP7 = UPT).
@@ -162,10 +163,17 @@ def has_uniform_file(sm: int) -> bool:
 
 def uniform_form(cls: str, sm: int) -> str | None:
     """The uniform mnemonic of ``cls`` on ``sm`` (``None``: no uniform form)."""
+    return uniform_forms(sm).get(cls)
+
+
+_NO_FORMS: Final[dict[str, str]] = {}
+
+
+def uniform_forms(sm: int) -> dict[str, str]:
+    """Class -> uniform mnemonic on ``sm`` (read-only; empty below sm_75): for a
+    caller that asks :func:`uniform_form` of many classes at one target."""
     fam = family(sm)
-    if fam is None:
-        return None
-    return _FORMS[fam].get(cls)
+    return _NO_FORMS if fam is None else _FORMS[fam]
 
 
 def accepts_up_source(cls: str, opcode: str) -> bool:

@@ -55,7 +55,7 @@ from ptxopt.ori.capability import (
     accepts_up_source,
     accepts_ur_source,
     has_uniform_file,
-    uniform_form,
+    uniform_forms,
 )
 from ptxopt.ori.view import Classes, Use, Web, Webs, record_reads, scan
 from ptxopt.ptx.ast import Imm, Reg, Sym
@@ -324,6 +324,7 @@ class _Ctx:
     spin: bool | None = None  # _unsynced_spin (lazy)
     block_loops: tuple[list[int], list[bool]] | None = None  # _block_loops (lazy)
     vary: bytes = b""  # value id -> varying (the sweep's copy of the divergence vector)
+    forms: dict[str, str] = field(default_factory=dict)  # class -> uniform form at sm
 
 
 def _line(inst: Inst) -> int:
@@ -1020,7 +1021,7 @@ def _eligible(w: Web, ctx: _Ctx) -> str:
             if w.is_pred:  # the lane-valid predicate of the shuffle: a per-thread P
                 return f"{c} has no uniform form on sm_{ctx.sm}"
             continue
-        if uniform_form(c, ctx.sm) is None:
+        if c not in ctx.forms:
             return f"{c} has no uniform form on sm_{ctx.sm}"
         if c == "S2R" and _cluster_ctaid(d) and _unsynced_spin(ctx):
             return f"%cluster_ctaid computed per-thread {_AFTER_SPIN}"
@@ -1212,7 +1213,7 @@ def _cost(
     w: Web,
     ur: set[str],
     ctx: _Ctx,
-    claims: dict[Inst, str],
+    claims: list[str | None],
     out: list[Bridge],
     touched: list[str],
     seen_claims: dict[Inst, str | None],
@@ -1260,22 +1261,23 @@ def _cost(
                     bridges += 1
                 continue
             if flag:  # a constant operand: it claims the slot
+                owner = claims[c.point]
                 if c not in seen_claims:
-                    seen_claims[c] = claims.get(c)
-                if c not in claims:
-                    claims[c] = (slots.get(c) or _slot_taker(c, ctx)) or name
+                    seen_claims[c] = owner
+                if owner is None:
+                    claims[c.point] = (slots.get(c) or _slot_taker(c, ctx)) or name
                 continue
             if free == 1:
                 continue
             if free >= 2:
-                owner = claims.get(c)
+                owner = claims[c.point]
                 if c not in seen_claims:
                     seen_claims[c] = owner
                 if owner is None:
                     taker = slots.get(c)
                     if taker is None:
                         taker = _slot_taker(c, ctx)
-                    owner = claims[c] = taker or name
+                    owner = claims[c.point] = taker or name
                 if owner == name:
                     continue
                 if ctx.sm < 90 and _copied_factor(c, cur, ctx):
@@ -1534,7 +1536,7 @@ def _small_loops(func: Func, limit: int) -> dict[int, tuple[int, int]]:
 def _constant_points(
     ur: set[str],
     ctx: _Ctx,
-    claims: dict[Inst, str],
+    claims: list[str | None],
     self_loops: dict[int, tuple[int, int]],
     small: dict[int, tuple[int, int]],
 ) -> list[tuple[int, int, int]]:
@@ -1569,7 +1571,7 @@ def _constant_points(
                 if k in ur:
                     at.add(_loop_span(c, self_loops, small))
                 continue
-            if k not in bank or u.slot < 0 or claims.get(c) != k:
+            if k not in bank or u.slot < 0 or claims[c.point] != k:
                 continue
             if _scaled_addend(c, k, ctx):
                 continue  # IMAD.WIDE R, R, imm, R: the immediate has the slot (LDC)
@@ -1826,7 +1828,7 @@ CostFn = Callable[
         Web,
         set[str],
         "_Ctx | None",
-        dict[Inst, str],
+        list[str | None],
         list[Bridge],
         list[str],
         dict[Inst, str | None],
@@ -1874,18 +1876,21 @@ class _Costs:
         self.last: list[Bridge] = []
         # web -> (cost, webs tested, claims found, claims left, bridges)
         self.kept: dict[
-            str, tuple[int, list[str], dict[Inst, str | None], dict[Inst, str], list[Bridge]]
+            str,
+            tuple[int, list[str], dict[Inst, str | None], dict[Inst, str | None], list[Bridge]],
         ] = {}
 
-    def cost(self, k: str, claims: dict[Inst, str]) -> int:
+    def cost(self, k: str, claims: list[str | None]) -> int:
+        """The cost of ``k`` given ``claims`` (slot owner by program point), which it
+        updates with its own claims."""
         hit = self.kept.get(k) if self.reuse else None
         if hit is not None:
             c, touched, found, left, self.last = hit
             if _none_in(touched, self.changed) and all(
-                (x := claims.get(cid)) is v or x == v for cid, v in found.items()
+                (x := claims[cid.point]) is v or x == v for cid, v in found.items()
             ):
                 for cid, v in left.items():  # (a loop: no generic call of ``update``)
-                    claims[cid] = v
+                    claims[cid.point] = v
                 return c
         tested: list[str] = []  # (a list: appended per reader, read only at a reuse)
         read: dict[Inst, str | None] = {}
@@ -1899,7 +1904,7 @@ class _Costs:
         self.computed += 1
         self.last = out
         if c == 1:
-            self.kept[k] = (c, tested, read, {cid: claims[cid] for cid in read}, out)
+            self.kept[k] = (c, tested, read, {cid: claims[cid.point] for cid in read}, out)
         return c
 
 
@@ -1948,6 +1953,7 @@ def plan_function(
     )  # fmt: skip
     ctx.tolerate_bridges = tolerate_bridges
     ctx.vary = sc.vary
+    ctx.forms = uniform_forms(sm)
     ctx.consts = consts
     why: dict[str, str] = {}
     default_why = ""
@@ -1975,7 +1981,8 @@ def plan_function(
     attempt = 0
     while attempt < max_attempts and ur:
         attempt += 1
-        claims: dict[Inst, str] = {}
+        # the owner of each reader's one UR/constant slot, by program point
+        claims: list[str | None] = [None] * len(sc.insts)
         order = [k for k in ranked if k in ur]
         for k in order:
             c = cost[k] = costs.cost(k, claims)
@@ -2029,7 +2036,7 @@ def plan_function(
         costs.changed = demote
     plan.attempts = attempt
     # final bridges of the committed set
-    claims = {}
+    claims = [None] * len(sc.insts)
     for k in ranked:
         if k not in ur:
             continue

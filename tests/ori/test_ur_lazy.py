@@ -282,23 +282,27 @@ def test_a_kept_cost_is_reused_only_while_what_it_read_is_unchanged() -> None:
     that claimed the slot has left UR, or claims it now); a reused cost replays its
     claim; any other cost is not kept."""
     computed: list[str] = []
-    slot = next(iter(_probe_funcs()[0].instructions()))  # the reader whose slot is read
+    insts = scan(_probe_funcs()[0]).insts  # (numbered: claims are kept by point)
+    slot = insts[0]  # the reader whose slot is read
 
     def cost(
-        w: Web, ur: set[str], ctx: object, claims: dict[Inst, str], out: list[ur_alloc.Bridge],
-        touched: list[str], seen: dict[Inst, str | None],
+        w: Web, ur: set[str], ctx: object, claims: list[str | None],
+        out: list[ur_alloc.Bridge], touched: list[str], seen: dict[Inst, str | None],
     ) -> int:  # fmt: skip
         computed.append(w.name)
         touched.append("x" if w.name == "a" else "y")
-        seen.setdefault(slot, claims.get(slot))
-        owner = claims.setdefault(slot, w.name)
+        seen.setdefault(slot, claims[slot.point])
+        owner = claims[slot.point]
+        if owner is None:
+            owner = claims[slot.point] = w.name
         return 1 if owner == w.name else 2
 
     costs = ur_alloc._Costs(_stand_in_webs("a", "b"), set(), None, cost)
 
     def attempt(*names: str) -> tuple[list[int], dict[Inst, str]]:
-        claims: dict[Inst, str] = {}
-        return [costs.cost(k, claims) for k in names], claims
+        claims: list[str | None] = [None] * len(insts)
+        got = [costs.cost(k, claims) for k in names]
+        return got, {insts[p]: o for p, o in enumerate(claims) if o is not None}
 
     assert attempt("a", "b") == ([1, 2], {slot: "a"}) and computed == ["a", "b"]
     # a is reused; b, of cost 2, was not kept (in the retry loop it leaves UR)
