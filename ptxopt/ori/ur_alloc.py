@@ -1837,6 +1837,17 @@ CostFn = Callable[
 ]
 
 
+def _claims_as_found(
+    slots: list[tuple[Inst, str | None, str | None]], claims: list[str | None]
+) -> bool:
+    """Every slot a kept cost read holds the claim it found then."""
+    for cid, was, _ in slots:
+        x = claims[cid.point]
+        if x is not was and x != was:
+            return False
+    return True
+
+
 def _none_in(xs: list[str], s: set[str]) -> bool:
     """No item of ``xs`` is in ``s`` (a plain loop: compiled, no generic call)."""
     for x in xs:
@@ -1874,10 +1885,10 @@ class _Costs:
         self.computed = 0
         self.changed: set[str] = set()  # demoted by the last attempt and this one so far
         self.last: list[Bridge] = []
-        # web -> (cost, webs tested, claims found, claims left, bridges)
+        # web -> (cost, webs tested, (reader, claim found, claim left) per slot read,
+        # bridges)
         self.kept: dict[
-            str,
-            tuple[int, list[str], dict[Inst, str | None], dict[Inst, str | None], list[Bridge]],
+            str, tuple[int, list[str], list[tuple[Inst, str | None, str | None]], list[Bridge]]
         ] = {}
 
     def cost(self, k: str, claims: list[str | None]) -> int:
@@ -1885,12 +1896,10 @@ class _Costs:
         updates with its own claims."""
         hit = self.kept.get(k) if self.reuse else None
         if hit is not None:
-            c, touched, found, left, self.last = hit
-            if _none_in(touched, self.changed) and all(
-                (x := claims[cid.point]) is v or x == v for cid, v in found.items()
-            ):
-                for cid, v in left.items():  # (a loop: no generic call of ``update``)
-                    claims[cid.point] = v
+            c, touched, slots, self.last = hit
+            if _none_in(touched, self.changed) and _claims_as_found(slots, claims):
+                for cid, _, now in slots:  # replay its claims
+                    claims[cid.point] = now
                 return c
         tested: list[str] = []  # (a list: appended per reader, read only at a reuse)
         read: dict[Inst, str | None] = {}
@@ -1904,7 +1913,7 @@ class _Costs:
         self.computed += 1
         self.last = out
         if c == 1:
-            self.kept[k] = (c, tested, read, {cid: claims[cid.point] for cid in read}, out)
+            self.kept[k] = (c, tested, [(i, v, claims[i.point]) for i, v in read.items()], out)
         return c
 
 
