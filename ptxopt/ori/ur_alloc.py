@@ -57,7 +57,7 @@ from ptxopt.ori.capability import (
     has_uniform_file,
     uniform_forms,
 )
-from ptxopt.ori.view import Classes, Use, Web, Webs, record_reads, scan
+from ptxopt.ori.view import Classes, Use, Web, Webs, is_cvta_global, record_reads, scan
 from ptxopt.ptx.ast import Imm, Reg, Sym
 
 __all__ = [
@@ -395,23 +395,16 @@ def _constant_webs(names: Iterable[str], webs: Webs, cls: Classes) -> set[str]:
     out: set[str] = set()
     waiting: dict[str, list[str]] = {}  # source web -> the webs that copy it
     missing: dict[str, int] = {}  # web -> sources not yet known constant
-    defs_of = webs.defs_of
     for name in names:
-        ds = defs_of[name]
-        if isinstance(ds, list):
-            if not ds:
-                continue
-            defs = ds
-        else:
-            defs = [ds]
+        defs = webs.defs(name)
+        if not defs:
+            continue
         srcs: list[str] = []  # (most webs are written once: one source, no set)
         for d in defs:
             c = cls.at_point(d)
             if c == "LDC":
                 continue
-            if c != "MOV" and not (
-                d.ast.opcode == "cvta" and d.ast.name.startswith("cvta.to.global")
-            ):  # (the opcode first: the full name is built on each read)
+            if c != "MOV" and not is_cvta_global(d):
                 break
             vals = d.operand_list()
             if not vals and d.ast.opcode == "mov":
@@ -1229,7 +1222,6 @@ def _cost(
     def_pos = ctx.first[w.name]
     web_id = ctx.web_id
     seen: FnvSet | None = None  # made at the first copy the walk goes through
-    slots = ctx.slot  # _slot_taker's cache
     queue = [w]
     k = 0
     while k < len(queue):
@@ -1265,7 +1257,7 @@ def _cost(
                 if c not in seen_claims:
                     seen_claims[c] = owner
                 if owner is None:
-                    claims[c.point] = (slots.get(c) or _slot_taker(c, ctx)) or name
+                    claims[c.point] = _slot_taker(c, ctx) or name
                 continue
             if free == 1:
                 continue
@@ -1274,10 +1266,7 @@ def _cost(
                 if c not in seen_claims:
                     seen_claims[c] = owner
                 if owner is None:
-                    taker = slots.get(c)
-                    if taker is None:
-                        taker = _slot_taker(c, ctx)
-                    owner = claims[c.point] = taker or name
+                    owner = claims[c.point] = _slot_taker(c, ctx) or name
                 if owner == name:
                     continue
                 if ctx.sm < 90 and _copied_factor(c, cur, ctx):

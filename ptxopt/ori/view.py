@@ -24,6 +24,7 @@ __all__ = [
     "Web",
     "Webs",
     "build_webs",
+    "is_cvta_global",
     "is_pred_type",
     "record_reads",
     "reg_count",
@@ -397,7 +398,7 @@ class Scan:
     vary: bytes  # value id -> 1 where the divergence vector marks the value varying
 
 
-def _is_cvta_global(ins: Inst) -> bool:
+def is_cvta_global(ins: Inst) -> bool:
     """``cvta.to.global`` (class IADD3): the identity of the generic window."""
     return ins.ast.opcode == "cvta" and ins.ast.name.startswith("cvta.to.global")
 
@@ -507,7 +508,7 @@ def scan(func: Func, varying: bytearray | None = None) -> Scan:
     cls = Classes(n)
     for ins in copy_ins:
         c = cls.at_point(ins)
-        if c in _COPIES or (c == "IADD3" and _is_cvta_global(ins)):
+        if c in _COPIES or (c == "IADD3" and is_cvta_global(ins)):
             into = copies
         elif c == "S2R":
             into = specials
