@@ -349,8 +349,44 @@ ret;
     p = plan_function(f, md.funcs["k"], 90)
     conv = plan_conv_alloc(f, p)
     assert [m.reg for m in conv.markers] == ["%r1"]  # %r2 has a per-thread reader
-    assert any(d.startswith(E7020) for d in conv.diagnostics)
-    assert any(d.startswith(E7021) for d in conv.diagnostics)
+    # the guarded call of line 16 has no convergent boundary; the calls of lines 18
+    # and 19 share the block of line 16's
+    assert conv.diagnostics == [f"{E7020} (line 16)", f"{E7021} (line 18)", f"{E7021} (line 19)"]
+
+
+def test_conv_alloc_marker_at_a_guarded_write_that_keeps_the_old_value() -> None:
+    # %r1's first reader is the guarded write of line 10 (its tied old value); its
+    # other reader, the add of line 11, is uniform, so the marker goes to line 10
+    text = (
+        HEAD
+        + """.visible .entry k(.param .u32 n)
+{
+.reg .b32 %r<8>; .reg .pred %p<3>;
+ld.param.u32 %r5, [n];
+mov.u32 %r1, %ctaid.x;
+setp.eq.u32 %p1, %r5, 0;
+@%p1 mov.u32 %r1, 7;
+add.u32 %r2, %r1, 3;
+setp.lt.u32 %p2, %r2, 9;
+@%p2 bra DONE;
+mov.u32 %r3, %tid.x;
+add.u32 %r4, %r3, 1;
+xor.b32 %r6, %r5, 1;
+DONE:
+ret;
+}
+"""
+    )
+    mod = lift_module(parse(text, "t.ptx"))
+    f = mod.func("k")
+    p = plan_function(f, analyze_module(mod).funcs["k"], 90)
+    assert {k for k, w in p.webs.items() if w.file in ("UR", "UP")} == {
+        "%r5", "%r1", "%p1", "%r2", "%p2", "%r6"
+    }  # fmt: skip
+    # %r5 before its first reader (line 9, not the xor of line 16); %r6, read by
+    # nothing, at its write
+    marks = [(m.reg, m.line) for m in plan_conv_alloc(f, p).markers]
+    assert marks == [("%r5", 9), ("%p1", 10), ("%r1", 10), ("%r2", 12), ("%r6", 16)]
 
 
 def _cli(*args: str) -> subprocess.CompletedProcess[str]:

@@ -19,7 +19,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from ptxopt.ir.core import Func, Value
+from ptxopt.ir.core import Func, Inst
 from ptxopt.ori.ur_alloc import FuncPlan
 
 __all__ = ["ConvAllocPlan", "Marker", "plan_conv_alloc", "E7020", "E7021"]
@@ -43,31 +43,39 @@ class ConvAllocPlan:
 
 
 def plan_conv_alloc(func: Func, plan: FuncPlan) -> ConvAllocPlan:
-    """Markers and diagnostics for ``func`` given phase 74's ``plan``."""
+    """Markers and diagnostics for ``func`` given phase 74's ``plan``.  The readers of
+    each converted web are the reads phase 74 recorded (``plan.regs``, in program
+    order: guard, then operands) and the writes of the web that keep its old value
+    (a guarded write's tied old value); the latter write the web itself, so they never
+    keep it alive, they only can be its first reader."""
     out = ConvAllocPlan()
     uniform = plan.uniform
-    readers: dict[str, list[tuple[int, int, bool]]] = {}
-    n = 0
-    for b in func.blocks if uniform else ():
-        for ins in b.insts:
-            n += 1
-            hits = [
-                u.var for u in ins.uses if isinstance(u, Value) and u.var in uniform
-            ]  # the explicit operands; the implicit reads are rare
-            p = ins.pred
-            if p is not None and p.var in uniform or ins.olds is not None or ins.carry_in:
-                hits = [v.var for v in ins.operand_values() if v.var in uniform]
-            if not hits:
-                continue
-            writes_uniform = any(d.var in uniform for d in ins.defs)
-            line = ins.ast.span.line if ins.ast.span is not None else 0
-            for var in hits:
-                readers.setdefault(var, []).append((n, line, writes_uniform))
+    regs = plan.regs
+    writes_uniform: dict[Inst, bool] = {}  # reader -> it writes a web in UR/UP
     for k in sorted(uniform):
-        rs = readers.get(k, [])
-        if any(not wu for _, _, wu in rs):
-            continue  # a per-thread reader keeps it alive already
-        line = min(rs)[1] if rs else (plan.webs[k].lines or [0])[-1]
+        w = regs[k]
+        first: Inst | None = None  # the first reader in program order
+        alive = False
+        for u in w.uses:
+            r = u.inst
+            wu = writes_uniform.get(r)
+            if wu is None:
+                wu = writes_uniform[r] = any(d.var in uniform for d in r.defs)
+            if not wu:
+                alive = True  # a per-thread reader keeps it alive already
+                break
+            if first is None:
+                first = r
+        if alive:
+            continue
+        for d in w.defs:
+            if d.olds is not None and (first is None or d.point < first.point):
+                if any(o is not None and o.var == k for o in d.olds):
+                    first = d
+        if first is not None:
+            line = _ln(first)
+        else:  # no reader: at its last write (0: a parameter)
+            line = max((_ln(d) for d in w.defs), default=0)
         out.markers.append(Marker(k, line))
     out.markers.sort(key=lambda m: (m.line, m.reg))
     _check_allow_conv_alloc(func, out)
@@ -75,8 +83,6 @@ def plan_conv_alloc(func: Func, plan: FuncPlan) -> ConvAllocPlan:
 
 
 def _check_allow_conv_alloc(func: Func, out: ConvAllocPlan) -> None:
-    from ptxopt.analysis.divergence import call_sites_of_inst  # noqa: F401
-
     for b in func.blocks:
         pending = False
         calls = 0
@@ -84,6 +90,8 @@ def _check_allow_conv_alloc(func: Func, out: ConvAllocPlan) -> None:
             if ins.raw is not None and "allowConvAlloc" in ins.raw:
                 pending = True
                 continue
+            if not pending and not calls:
+                continue  # (most instructions: no annotated call in this block yet)
             if ins.info is not None and ins.info.name == "call":
                 if pending:
                     calls += 1
@@ -93,11 +101,11 @@ def _check_allow_conv_alloc(func: Func, out: ConvAllocPlan) -> None:
                     elif calls > 1:
                         out.diagnostics.append(f"{E7021} (line {_ln(ins)})")
                     pending = False
-                elif calls:
+                else:
                     calls += 1
                     out.diagnostics.append(f"{E7021} (line {_ln(ins)})")
 
 
-def _ln(ins: object) -> int:
-    span = getattr(getattr(ins, "ast", None), "span", None)
+def _ln(ins: Inst) -> int:
+    span = ins.ast.span
     return span.line if span is not None else 0

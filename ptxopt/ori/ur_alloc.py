@@ -292,6 +292,9 @@ class FuncPlan:
     budget_demoted: int = 0
     converted: int = 0
     diagnostics: list[str] = field(default_factory=list)
+    # the webs with their writes, and the reads of every web the model looked at (the
+    # webs in UR/UP among them): what phase 86 reads its markers from
+    regs: Webs = field(default_factory=lambda: Webs({}, {}))
 
 
 @dataclass(slots=True)
@@ -2063,6 +2066,7 @@ def plan_function(
             ur.discard(k)
             why[k] = "constant operand of per-thread readers"
     plan.webs = WebPlans(webs, cls, ur, cost, why, default_why, sc.not_written)
+    plan.regs = webs
     plan.uniform = ur
     plan.converted = len(ur)
     ur_ws = [webs[k] for k in ur if not webs[k].is_pred]
