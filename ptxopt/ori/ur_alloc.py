@@ -1553,7 +1553,7 @@ def _constant_points(
     out: list[tuple[int, int, int]] = []
     for k in sorted(ctx.consts):
         w = ctx.webs[k]
-        at: set[tuple[int, int]] = set()
+        at: set[int] = set()  # lo * 2**32 + hi: a sort of plain integers orders them
         for u in w.uses:
             c = u.inst
             xn = _def_name(c, ctx)
@@ -1561,7 +1561,8 @@ def _constant_points(
                 continue  # an identity: its own readers load the value
             if xn is not None and xn in ur:
                 if k in ur:
-                    at.add(_loop_span(c, self_loops, small))
+                    lo, hi = _loop_span(c, self_loops, small)
+                    at.add(lo << 32 | hi)
                 continue
             if k not in bank or u.slot < 0 or claims[c.point] != k:
                 continue
@@ -1570,9 +1571,11 @@ def _constant_points(
             cc = ctx.cls.at_point(c)
             shared = cc in ("LDS", "STS", "ATOMS", "SYNCS")
             if accepts_ur_source(cc) and shared == u.address:
-                at.add(_loop_span(c, self_loops, small))
+                lo, hi = _loop_span(c, self_loops, small)
+                at.add(lo << 32 | hi)
         merged: list[list[int]] = []
-        for lo, hi in sorted(at):
+        for e in sorted(at):
+            lo, hi = e >> 32, e & 0xFFFFFFFF
             if merged and lo <= merged[-1][1]:
                 merged[-1][1] = max(merged[-1][1], hi)
             else:
@@ -1740,22 +1743,31 @@ def _pressure(ws: list[Web], ctx: _Ctx, ranges: Iterable[tuple[int, int, int]] =
     not live of its own), plus ``ranges`` (first point, last point, width: the loads
     of constant operands, see :func:`_constant_points`, the memory descriptor and
     other registers ptxas adds)."""
-    ev: list[tuple[int, int]] = []
+    # each event one integer, point * 2**16 + bias + change, so that a sort of plain
+    # integers orders them by point and, at one point, the ends (negative changes)
+    # before the starts
+    ev: list[int] = []
     for w in ws:
         if w.name in ctx.consts:
             continue
         lo, hi = _interval(w)
-        ev.append((lo, w.width))
-        ev.append((hi + 1, -w.width))
+        ev.append(lo * _EVENT + _BIAS + w.width)
+        ev.append((hi + 1) * _EVENT + _BIAS - w.width)
     for lo, hi, width in ranges:
-        ev.append((lo, width))
-        ev.append((hi + 1, -width))
+        ev.append(lo * _EVENT + _BIAS + width)
+        ev.append((hi + 1) * _EVENT + _BIAS - width)
     ev.sort()
     cur = best = 0
-    for _, d in ev:
-        cur += d
-        best = max(best, cur)
+    for e in ev:
+        cur += (e & _EVENT_MASK) - _BIAS
+        if cur > best:
+            best = cur
     return best
+
+
+_EVENT: Final = 1 << 16  # (a register width is far below _BIAS)
+_EVENT_MASK: Final = _EVENT - 1
+_BIAS: Final = 1 << 15
 
 
 def _call_points(ctx: _Ctx) -> dict[int, str]:
