@@ -52,6 +52,47 @@ def test_the_marker_pass_plans_when_phase_74_did_not() -> None:
         assert m.stats["CONV.ALLOC markers"] == len(want.markers)
 
 
+CHANGED_BETWEEN = """.version 8.0
+.target sm_90
+.address_size 64
+.visible .entry k(.param .u32 n, .param .u64 out)
+{
+.reg .b32 %r<9>; .reg .pred %p<3>; .reg .b64 %rd<4>;
+ld.param.u32 %r1, [n];
+ld.param.u64 %rd1, [out];
+add.u32 %r2, %r1, 5;
+mov.u32 %r3, %r2;
+setp.lt.u32 %p1, %r3, 9;
+@%p1 bra DONE;
+mov.u32 %r4, %tid.x;
+add.u32 %r5, %r4, %r3;
+st.global.u32 [%rd1], %r5;
+DONE:
+ret;
+}
+"""
+
+
+def test_the_marker_pass_reads_a_function_changed_after_phase_74() -> None:
+    # back-copy-prop folds the copy of line 10 into the add of line 9 (which then
+    # writes %r3): phase 74's %r2 is gone, and %r1's reader is that add, a uniform
+    # instruction -- one marker, at line 9; the readers phase 74 saw would also have
+    # put one for %r2 at the deleted copy
+    passes = ["convert-to-uniform-reg", "back-copy-prop", "insert-pseudo-use-def-conv-ur"]
+    res = optimize(CHANGED_BETWEEN, "c.ptx", passes, arch="sm_90")
+    assert res.report.changed.get("back-copy-prop") == 1
+    assert {"%r1", "%r2", "%r3", "%p1"} <= PLANS["k"].uniform
+    assert [(m.reg, m.line) for m in MARKERS["k"].markers] == [("%r1", 9)]
+    # unchanged in between: the readers phase 74 recorded
+    optimize(CHANGED_BETWEEN, "c.ptx", [passes[0], passes[2]], arch="sm_90")
+    assert [(m.reg, m.line) for m in MARKERS["k"].markers] == [("%r1", 9), ("%r2", 10)]
+    # another module's kernel of the same name: planned anew, not read from that plan
+    fn = lift_module(parse(PROBE, "p.ptx")).funcs[0]
+    want = plan_conv_alloc(fn, plan_function(fn, AnalysisManager().get(Divergence, fn), 90))
+    optimize(PROBE, "p.ptx", [passes[2]], arch="sm_90")
+    assert MARKERS["k"].markers == want.markers
+
+
 def test_a_debug_target_converts_nothing() -> None:
     optimize(PROBE, "p.ptx", ["convert-to-uniform-reg"], arch="sm_90")
     assert PLANS["k"].converted > 0

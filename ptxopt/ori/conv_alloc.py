@@ -17,12 +17,14 @@ be warp-uniform (``call.uni`` or a uniform guard) and alone in its block.
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 
 from ptxopt.ir.core import Func, Inst
 from ptxopt.ori.ur_alloc import FuncPlan
+from ptxopt.ori.view import Webs, record_reads, scan
 
-__all__ = ["ConvAllocPlan", "Marker", "plan_conv_alloc", "E7020", "E7021"]
+__all__ = ["ConvAllocPlan", "Marker", "current_reads", "plan_conv_alloc", "E7020", "E7021"]
 
 E7020 = (
     "error 7020: Missing proper convergent boundary around func call annotated with allowConvAlloc"
@@ -42,18 +44,22 @@ class ConvAllocPlan:
     diagnostics: list[str] = field(default_factory=list)
 
 
-def plan_conv_alloc(func: Func, plan: FuncPlan) -> ConvAllocPlan:
+def plan_conv_alloc(func: Func, plan: FuncPlan, regs: Webs | None = None) -> ConvAllocPlan:
     """Markers and diagnostics for ``func`` given phase 74's ``plan``.  The readers of
     each converted web are the reads phase 74 recorded (``plan.regs``, in program
-    order: guard, then operands) and the writes of the web that keep its old value
+    order: guard, then operands; ``regs``: the webs of :func:`current_reads` instead,
+    for a function changed since) and the writes of the web that keep its old value
     (a guarded write's tied old value); the latter write the web itself, so they never
     keep it alive, they only can be its first reader."""
     out = ConvAllocPlan()
     uniform = plan.uniform
-    regs = plan.regs
+    if regs is None:
+        regs = plan.regs
     writes_uniform: dict[Inst, bool] = {}  # reader -> it writes a web in UR/UP
     for k in sorted(uniform):
-        w = regs[k]
+        w = regs.get(k)
+        if w is None:
+            continue  # no longer in the function
         first: Inst | None = None  # the first reader in program order
         alive = False
         for u in w.uses:
@@ -80,6 +86,15 @@ def plan_conv_alloc(func: Func, plan: FuncPlan) -> ConvAllocPlan:
     out.markers.sort(key=lambda m: (m.line, m.reg))
     _check_allow_conv_alloc(func, out)
     return out
+
+
+def current_reads(func: Func, names: Iterable[str]) -> Webs:
+    """The webs of ``func`` as it is now, with the reads of those of ``names`` it still
+    has recorded (program points renumbered)."""
+    sc = scan(func)
+    webs = sc.webs
+    record_reads(func, webs, sorted(k for k in names if k in webs), sc.insts)
+    return webs
 
 
 def _check_allow_conv_alloc(func: Func, out: ConvAllocPlan) -> None:

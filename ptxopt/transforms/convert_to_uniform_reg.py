@@ -22,6 +22,11 @@ from ptxopt.transforms.base import FunctionPass, register
 #: that module's IR).
 PLANS: dict[str, FuncPlan] = {}
 _planned: list[int] = []  # the serial of the module PLANS came from
+#: Per planned function, the changes the pass pipeline had counted for it
+#: (``AnalysisManager.changes``) when it was planned: a later pass that finds another
+#: count knows the function changed since (phase 86 then reads its current code).
+PLANNED_AT: dict[str, int] = {}
+_planned_at: list[int] = []
 
 
 def forget_other_modules(table: dict[str, Any], seen: list[int], mod: IRModule | None) -> None:
@@ -32,6 +37,17 @@ def forget_other_modules(table: dict[str, Any], seen: list[int], mod: IRModule |
     if seen != [mod.serial]:
         table.clear()
         seen[:] = [mod.serial]
+
+
+def recorded_plan(
+    func: Func, mod: IRModule | None, sm: int, am: AnalysisManager
+) -> tuple[FuncPlan | None, bool]:
+    """Phase 74's plan of ``func`` for target ``sm`` (``None``: this pass made none, on
+    ``mod`` when given), and whether a pass changed the function since."""
+    plan = PLANS.get(func.name)
+    if plan is None or plan.arch_sm != sm or (mod is not None and _planned != [mod.serial]):
+        return None, False
+    return plan, PLANNED_AT.get(func.name) != am.changes.get(id(func), 0)
 
 
 SPEC = "02-uniform-registers.txt"
@@ -65,7 +81,9 @@ class ConvertToUniformReg(FunctionPass):
             debug=self.module is not None and "debug" in self.module.ast.target,
         )  # fmt: skip
         forget_other_modules(PLANS, _planned, self.module)
+        forget_other_modules(PLANNED_AT, _planned_at, self.module)
         PLANS[func.name] = plan
+        PLANNED_AT[func.name] = am.changes.get(id(func), 0)
         self.stats["webs converted to UR/UP"] += plan.converted
         self.stats["bridges"] += len(plan.bridges)
         self.stats["attempts"] += plan.attempts
