@@ -44,14 +44,13 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from bench.effect import corpus_entries, ptx_instructions  # noqa: E402
-from ptxopt.driver import no_gc  # noqa: E402
 from ptxopt.ir.core import Func, Inst, IRModule, Value  # noqa: E402
 from ptxopt.ir.cssa import CssaOptions, destructor_for  # noqa: E402
 from ptxopt.ir.lift import lift_module  # noqa: E402
 from ptxopt.ir.lower import print_ir_module  # noqa: E402
 from ptxopt.oracle import assemble  # noqa: E402
 from ptxopt.ptx.ast import Instr, Reg, Scope, Stmt  # noqa: E402
-from ptxopt.ptx.parser import deep_recursion, parse  # noqa: E402
+from ptxopt.ptx.parser import deep_recursion, no_gc, parse  # noqa: E402
 
 CORPUS = ROOT / "tests" / "corpus"
 

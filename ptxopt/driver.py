@@ -2,10 +2,8 @@
 
 from __future__ import annotations
 
-import gc
 import time
-from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from collections.abc import Callable
 
 from ptxopt.ir.core import IRModule
 from ptxopt.ir.dump import dump_module
@@ -15,7 +13,7 @@ from ptxopt.ir.out_of_ssa import keep_names
 from ptxopt.ir.verify import verify_function
 from ptxopt.phases import Step
 from ptxopt.pipeline_report import PipelineReport
-from ptxopt.ptx.parser import deep_recursion, parse
+from ptxopt.ptx.parser import deep_recursion, no_gc, parse
 from ptxopt.ptx.validate import validate
 from ptxopt.record import Node
 
@@ -35,20 +33,6 @@ class OptResult(Node):
         self.text = text
         self.module = module
         self.report = report
-
-
-@contextmanager
-def no_gc() -> Iterator[None]:
-    """Pause the cyclic garbage collector: the IR allocates many linked objects at
-    once, and collections triggered during that make compile time grow faster than
-    the input.  Memory is reclaimed when the collector resumes."""
-    enabled = gc.isenabled()
-    gc.disable()
-    try:
-        yield
-    finally:
-        if enabled:
-            gc.enable()
 
 
 def optimize(

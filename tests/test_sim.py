@@ -327,11 +327,8 @@ def test_misaligned_access_is_an_error() -> None:
         launch(kern(body), "k", 1, 1, [np.zeros(4, np.uint32)])
 
 
-def test_fma_f32_is_single_rounding() -> None:
-    rng = np.random.default_rng(5)
-    a = rng.standard_normal(512).astype(np.float32)
-    b = rng.standard_normal(512).astype(np.float32)
-    c = (-(a.astype(np.float64) * b.astype(np.float64))).astype(np.float32)  # cancellation
+def _fma_f32_lanes(a: np.ndarray, b: np.ndarray, c: np.ndarray) -> np.ndarray:
+    """``fma.rn.f32`` of the 512 lane triples, run in the interpreter: the result bits."""
     body = """
     ld.param.u64 %rd4, [pa];
     mov.u32 %r1, %tid.x;
@@ -349,7 +346,26 @@ def test_fma_f32_is_single_rounding() -> None:
 """
     src = kern(body + STORE, params=".param .u64 pout, .param .u64 pa")
     out = np.zeros(512, np.uint32)
-    launch(src, "k", 2, 256, [out, np.concatenate([a, b, c])])
+    launch(src, "k", 2, 256, [out, np.concatenate([a, b, c]).astype(np.float32)])
+    return out
+
+
+def _f32_rne(x: Fraction) -> np.float32:
+    """``x`` rounded to the nearest binary32, ties to even (normal range, nonzero)."""
+    f = np.float32(float(x))
+    near = [np.nextafter(f, np.float32(-np.inf)), f, np.nextafter(f, np.float32(np.inf))]
+    dist = [abs(Fraction(float(g)) - x) for g in near]
+    best = min(dist)
+    ties = [g for g, d in zip(near, dist, strict=True) if d == best]
+    return min(ties, key=lambda g: int(g.view(np.uint32)) & 1)
+
+
+def test_fma_f32_is_single_rounding() -> None:
+    rng = np.random.default_rng(5)
+    a = rng.standard_normal(512).astype(np.float32)
+    b = rng.standard_normal(512).astype(np.float32)
+    c = (-(a.astype(np.float64) * b.astype(np.float64))).astype(np.float32)  # cancellation
+    out = _fma_f32_lanes(a, b, c)
     exact = [
         float(Fraction(float(x)) * Fraction(float(y)) + Fraction(float(z)))
         for x, y, z in zip(a, b, c, strict=True)
@@ -357,6 +373,45 @@ def test_fma_f32_is_single_rounding() -> None:
     # exact values of these products fit in float64, so one rounding to f32 is reference
     ref = np.array(exact, dtype=np.float64).astype(np.float32)
     assert np.array_equal(out.view(np.float32), ref)
+
+
+def test_fma_f32_midpoints_and_zeros() -> None:
+    """The cases a binary64 sum gets wrong or only nearly right: a sum the binary64
+    rounding puts exactly on a binary32 midpoint (the tie must not be broken to even:
+    the exact value lies below it), exact midpoints (ties to even), and zeros of every
+    sign (IEEE: two zeros keep their common sign, an exact cancellation is +0)."""
+    one_up = np.float32(1 + 2.0**-23)  # odd mantissa: the tie above it breaks upwards
+    just_under = np.float32((1 - 2.0**-23) * 2.0**-24)  # one_up * this = 2^-24 - 2^-70
+    rows = [
+        (one_up, just_under, one_up),  # 1 + 2^-23 + 2^-24 - 2^-70 -> 1 + 2^-23
+        (-one_up, just_under, -one_up),
+        (one_up, -just_under, -one_up),
+        (np.float32(1), one_up, np.float32(2.0**-24)),  # exact midpoint -> 1 + 2^-22
+        (np.float32(1), np.float32(1), np.float32(2.0**-24)),  # exact midpoint -> 1
+        (np.float32(-1), np.float32(3), np.float32(3 * 2.0**-25)),
+        (np.float32(0), np.float32(0), np.float32(0)),
+        (np.float32(-0.0), np.float32(0), np.float32(-0.0)),  # -0 + -0 = -0
+        (np.float32(-0.0), np.float32(0), np.float32(0)),  # -0 + +0 = +0
+        (np.float32(0), np.float32(5), np.float32(-0.0)),
+        (np.float32(-2), np.float32(3), np.float32(6)),  # exact cancellation: +0
+        (np.float32(-0.0), np.float32(-0.0), np.float32(-0.0)),  # +0 + -0 = +0
+    ]
+    k = len(rows)
+    a = np.array([r[0] for r in rows] * (512 // k + 1), np.float32)[:512]
+    b = np.array([r[1] for r in rows] * (512 // k + 1), np.float32)[:512]
+    c = np.array([r[2] for r in rows] * (512 // k + 1), np.float32)[:512]
+    out = _fma_f32_lanes(a, b, c)
+    for i in range(k):
+        x = Fraction(float(a[i])) * Fraction(float(b[i])) + Fraction(float(c[i]))
+        if x == 0:
+            zero_p = a[i] == 0 or b[i] == 0
+            neg = zero_p and c[i] == 0 and np.signbit(a[i]) ^ np.signbit(b[i]) and np.signbit(c[i])
+            ref = np.float32(-0.0 if neg else 0.0)
+        else:
+            ref = _f32_rne(x)
+        assert out[i] == ref.view(np.uint32), (i, rows[i], hex(out[i]))
+    assert out[0] == one_up.view(np.uint32)  # not the tie broken to even
+    assert np.array_equal(out[k : 2 * k], out[:k])
 
 
 def test_cvt_rounding_modes() -> None:
@@ -607,3 +662,25 @@ def test_saturating_s32_add_and_sub() -> None:
     a, b = v[0::2].astype(np.int64), v[1::2].astype(np.int64)
     assert x[0::2].tolist() == np.clip(a + b, -(2**31), 2**31 - 1).tolist()
     assert x[1::2].tolist() == np.clip(a - b, -(2**31), 2**31 - 1).tolist()
+
+
+def test_compiled_module_cache_is_bounded_by_instructions(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The interpreter keeps compiled modules for repeated launches, but not more
+    decoded instructions than its bound: the oldest go first, the newest always stays."""
+    import sys
+
+    sim_launch = sys.modules["ptxopt.sim.launch"]  # (the package's ``launch`` is the function)
+    monkeypatch.setattr(sim_launch, "_CACHE", type(sim_launch._CACHE)())
+    small = [kern(f"    mov.u32 %r9, {k};" + STORE) for k in range(3)]
+    size = len(sim_launch.compile_module(small[0]).code)
+    monkeypatch.setattr(sim_launch, "_CACHE_OPS", 2 * size)
+    for src in small[1:]:
+        sim_launch.compile_module(src)
+    assert [k[0] for k in sim_launch._CACHE] == small[1:]
+    monkeypatch.setattr(sim_launch, "_CACHE_OPS", size - 1)  # even one is over the bound
+    big = kern("    mov.u32 %r9, 7;\n    add.u32 %r9, %r9, 1;" + STORE)
+    sim_launch.compile_module(big)
+    assert [k[0] for k in sim_launch._CACHE] == [big]
+    out = np.zeros(4, np.uint32)
+    launch(big, "k", 1, 4, [out])
+    assert out.tolist() == [8, 8, 8, 8]

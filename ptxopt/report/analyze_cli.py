@@ -38,7 +38,7 @@ def cmd_analyze(args: argparse.Namespace) -> int:
     text, name = read_input(args.input)
     if args.regfiles or args.emit == "ori":
         from ptxopt.analysis.divergence import analyze_module
-        from ptxopt.driver import no_gc
+        from ptxopt.ptx.parser import no_gc
 
         with no_gc():  # as for ``opt``: the IR and the model allocate many linked objects
             mod = lift_text(text, name)

@@ -232,14 +232,24 @@ def fma32(a: np.ndarray, b: np.ndarray, c: np.ndarray, mode: str = "rn") -> np.n
 
     The product of two binary32 values is exact in binary64, so ``s = RN64(p + c)``
     is off by less than half a binary64 ulp; rounding ``s`` to binary32 gives the
-    correctly rounded result unless ``s`` lies exactly on a binary32 midpoint (then
-    the first rounding may have decided the tie), or is a zero, NaN or below the
-    normal binary32 range: only those lanes take the exact path."""
+    correctly rounded result unless ``s`` lies exactly on a binary32 midpoint that the
+    first rounding made (an exact midpoint is a true tie, which the conversion breaks to
+    even), or is NaN or nonzero below the normal binary32 range: only those lanes take
+    the exact path.  A zero ``s`` is exact (a sum of two binary64 values never rounds to
+    zero) and binary64 addition in round-to-nearest already gives it the IEEE sign
+    (``x + -x`` is +0, two zeros keep their common sign), so zeros -- masked lanes, zero
+    accumulators -- stay on the fast path, and so do the exact midpoints that sums of
+    binary32 values of nearby exponents often are."""
     p = np.asarray(a, dtype=F32).astype(F64) * np.asarray(b, dtype=F32).astype(F64)
     c64 = np.asarray(c, dtype=F32).astype(F64)
     if mode == "rn" and p.ndim:
         s = p + c64
-        hard = ((s.view(np.uint64) & _LOW29) == _MID32) | ~(np.abs(s) >= _NORMAL32)
+        mag = np.abs(s)
+        hard = ~((mag >= _NORMAL32) | (mag == 0))
+        mid = (s.view(np.uint64) & _LOW29) == _MID32
+        if mid.any():
+            with np.errstate(invalid="ignore"):  # (an infinite lane is not a midpoint)
+                hard |= mid & (two_sum(p, c64)[1] != 0)
         if not hard.any():
             return s.astype(F32)
         out = s.astype(F32)
@@ -444,7 +454,7 @@ def canonical_nan32(r: np.ndarray) -> np.ndarray:
     """Every NaN of a binary32 result becomes the canonical NaN 0x7fffffff."""
     r = np.asarray(r, dtype=F32)
     nan = np.isnan(r)
-    if not np.any(nan):
+    if not nan.any():  # (the method: np.any's generic wrapper costs more than the test)
         return r
     return np.where(nan, CANONICAL_F32.view(F32), r).astype(F32)
 
@@ -454,7 +464,7 @@ def propagate_nan64(r: np.ndarray, args: list[np.ndarray], order: tuple[int, ...
     payload kept); an invalid operation on non-NaN operands gives 0xfff8000000000000."""
     r = np.asarray(r, dtype=F64)
     nan = np.isnan(r)
-    if not np.any(nan):
+    if not nan.any():
         return r
     bits = np.full(r.shape, DEFAULT_NAN_F64, dtype=np.uint64)
     for k in reversed(order):
@@ -496,7 +506,7 @@ def flush_tiny(
     mag = np.abs(r.astype(F64))
     tiny = mag < smallest_normal
     edge = mag == smallest_normal
-    if op and np.any(edge):
+    if op and edge.any():
         tiny = tiny.copy()
         bits = 24 if smallest_normal == 2.0**-126 else 11
         shaped = [np.broadcast_to(np.asarray(a, dtype=F64), r.shape) for a in args]
@@ -504,7 +514,7 @@ def flush_tiny(
             q = _exact(op, [float(a[i]) for a in shaped])
             if q is not None and _round_bits(abs(q), bits, mode, q < 0) < smallest_normal:
                 tiny[i] = True
-    if not np.any(tiny & (r != 0)):
+    if not (tiny & (r != 0)).any():
         return r
     return np.where(tiny, np.copysign(np.zeros((), dtype=r.dtype), r), r).astype(r.dtype)
 
@@ -533,7 +543,7 @@ def fix_zero_sign(r: np.ndarray, x: np.ndarray, y: np.ndarray, mode: str) -> np.
     r = np.asarray(r)
     x, y = np.broadcast_arrays(np.asarray(x), np.asarray(y))
     zero = r == 0
-    if not np.any(zero):
+    if not zero.any():
         return r
     exact = zero & (x == -y)  # cancellation, or two zeros
     both_zero = (x == 0) & (y == 0)

@@ -18,6 +18,7 @@ import numpy as np
 
 from ptxopt.ptx.ast import Module, VarDecl
 from ptxopt.ptx.initializer import layout, plain_ints
+from ptxopt.ptx.parser import no_gc
 from ptxopt.sim.claims import Claims, resolve_claims
 from ptxopt.sim.errors import SimError
 from ptxopt.sim.machine import Machine, Op, Stats, Violation, W
@@ -81,14 +82,32 @@ class Compiled:
 
 
 _CACHE: OrderedDict[Any, Compiled] = OrderedDict()
+# The cache's bounds: modules, and decoded instructions over all of them.  A decoded
+# instruction holds some fifty objects (its AST, closures, operand readers), and every
+# full collection of the garbage collector walks them all; a few large kernels (42k
+# instructions each) would otherwise keep millions of objects alive.
+_CACHE_MODULES = 16
+_CACHE_OPS = 100_000
 
 
 def compile_module(ptx: str | Module, filename: str = "<input>") -> Compiled:
+    """``ptx`` parsed, laid out and decoded for the interpreter (kept for the next
+    launch of the same text or module, within the cache's bounds)."""
     key: Any = (ptx, filename) if isinstance(ptx, str) else id(ptx)
     hit = _CACHE.get(key)
     if hit is not None and (isinstance(ptx, str) or hit.prog.module is ptx):
         _CACHE.move_to_end(key)
         return hit
+    with no_gc():
+        comp = _compile(ptx, filename)
+    _CACHE[key] = comp
+    ops = sum(len(c.code) for c in _CACHE.values())
+    while len(_CACHE) > 1 and (len(_CACHE) > _CACHE_MODULES or ops > _CACHE_OPS):
+        ops -= len(_CACHE.popitem(last=False)[1].code)
+    return comp
+
+
+def _compile(ptx: str | Module, filename: str) -> Compiled:
     if isinstance(ptx, str):
         from ptxopt.ptx.parser import parse
 
@@ -144,13 +163,9 @@ def compile_module(ptx: str | Module, filename: str = "<input>") -> Compiled:
         symbols[name] = (v.space, addr)
     dec = Decoder(prog, symbols)
     code = dec.decode_all()
-    comp = Compiled(
+    return Compiled(
         prog, code, dec, placed, shared_off, dyn_off, (local_off + 15) // 16 * 16, symbols
     )
-    _CACHE[key] = comp
-    while len(_CACHE) > 16:
-        _CACHE.popitem(last=False)
-    return comp
 
 
 def _dim3(d: Dim, what: str) -> tuple[int, int, int]:
@@ -261,7 +276,29 @@ def launch(
     max_batch_threads: int | None = None,
     filename: str = "<input>",
 ) -> LaunchResult:
-    """Run ``kernel`` of ``ptx`` on the CPU (see :mod:`ptxopt.sim`)."""
+    """Run ``kernel`` of ``ptx`` on the CPU (see :mod:`ptxopt.sim`).  The cyclic
+    garbage collector is paused meanwhile (:func:`~ptxopt.ptx.parser.no_gc`): the
+    decoded program and the run make millions of objects that live on."""
+    with no_gc():
+        return _launch(
+            ptx, kernel, grid, block, args, shared_bytes, uniform_claims,
+            max_steps, stack_bytes, max_batch_threads, filename,
+        )  # fmt: skip
+
+
+def _launch(
+    ptx: str | Module,
+    kernel: str,
+    grid: Dim,
+    block: Dim,
+    args: list[Any] | tuple[Any, ...],
+    shared_bytes: int,
+    uniform_claims: dict[str, Any] | None,
+    max_steps: int,
+    stack_bytes: int,
+    max_batch_threads: int | None,
+    filename: str,
+) -> LaunchResult:
     import time
 
     t0 = time.perf_counter()
