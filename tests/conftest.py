@@ -3,6 +3,7 @@ run is reproducible; elsewhere hypothesis searches new examples every time)."""
 
 from __future__ import annotations
 
+import gc
 import os
 import sys
 from pathlib import Path
@@ -30,6 +31,15 @@ if os.environ.get("PTXOPT_TEST_INSTALLED"):  # .ci/run: the installed package is
     assert here != ROOT / "ptxopt", f"testing the source tree ({here}), not the installed package"
 
 _skipped: list[str] = []
+
+
+def pytest_collection_finish(session: pytest.Session) -> None:
+    """What collection made -- the imported modules (numpy, Triton, the package), the
+    parameter lists, the corpus manifest -- lives until the process ends: moved out of
+    the collector's generations, it is not walked again by every full collection that
+    the tests' large modules trigger."""
+    gc.collect()
+    gc.freeze()
 
 
 def pytest_runtest_logreport(report: pytest.TestReport) -> None:

@@ -35,7 +35,7 @@ from ptxopt.analysis.manager import AnalysisManager
 from ptxopt.driver import OptResult, optimize
 from ptxopt.ir.lift import lift_module
 from ptxopt.pipeline import available_passes
-from ptxopt.ptx.parser import parse
+from ptxopt.ptx.parser import no_gc, parse
 from ptxopt.sim import differential
 
 _spec = importlib.util.spec_from_file_location("corpus_refs_passes", CORPUS / "references.py")
@@ -54,18 +54,20 @@ PASSES = sorted(available_passes())
 
 def _uniform_unmarked_branches(text: str, path: str) -> int:
     """Conditional ``bra`` without ``.uni`` whose guard the analysis calls uniform."""
-    mod = lift_module(parse(text, path))
-    bind_module(mod)
-    am = AnalysisManager()
-    n = 0
-    for fn in mod.funcs:
-        div = am.get(Divergence, fn)
-        for b in fn.blocks:
-            t = b.terminator
-            if not is_conditional_branch(t) or t is None or t.opcode != "bra":
-                continue
-            if ".uni" not in t.ast.mods and t.pred is not None and div.is_uniform(t.pred):
-                n += 1
+    with no_gc():  # (the IR is dismantled before the collector resumes, as optimize does)
+        mod = lift_module(parse(text, path))
+        bind_module(mod)
+        am = AnalysisManager()
+        n = 0
+        for fn in mod.funcs:
+            div = am.get(Divergence, fn)
+            for b in fn.blocks:
+                t = b.terminator
+                if not is_conditional_branch(t) or t is None or t.opcode != "bra":
+                    continue
+                if ".uni" not in t.ast.mods and t.pred is not None and div.is_uniform(t.pred):
+                    n += 1
+        mod.release()
     return n
 
 
@@ -109,14 +111,14 @@ def _base(entry: dict[str, Any]) -> tuple[str, str]:
     path = CORPUS / entry["path"]
     if entry["path"] not in _BASE:
         text = path.read_text()
-        _BASE[entry["path"]] = (text, optimize(text, str(path), []).text)
+        _BASE[entry["path"]] = (text, optimize(text, str(path), [], release=True).text)
     return _BASE[entry["path"]]
 
 
 def _run(entry: dict[str, Any], name: str) -> tuple[str, str, str, OptResult]:
     path = CORPUS / entry["path"]
     text, base = _base(entry)
-    res = optimize(text, str(path), [name], verify_each=True)
+    res = optimize(text, str(path), [name], verify_each=True, release=True)
     if res.text == base:
         assert res.report.changed.get(name, 0) == 0, f"{name} reports a change it did not make"
     if name in EXPECT:
@@ -174,7 +176,7 @@ def test_heavy_file_passes_together_are_accepted_by_ptxas(
     text, base = _base(entry)
     path = str(CORPUS / entry["path"])
     passes = [n for n in PASSES if EXPECT.get(n) is not _expect_nothing]
-    out = optimize(text, path, passes).text
+    out = optimize(text, path, passes, release=True).text
     assert out != base
     ptxas_check(out, entry["target"], tmp_path)
     _same_behaviour(entry, text, out, "every pass")

@@ -684,3 +684,24 @@ def test_compiled_module_cache_is_bounded_by_instructions(monkeypatch: pytest.Mo
     out = np.zeros(4, np.uint32)
     launch(big, "k", 1, 4, [out])
     assert out.tolist() == [8, 8, 8, 8]
+
+
+def test_a_dropped_compiled_module_is_freed_without_the_collector() -> None:
+    """The decoder and its operand builder form no reference cycle: a compiled module
+    (whose decoder holds the whole AST) is freed as soon as it is dropped, not at the
+    cyclic collector's next full collection."""
+    import gc
+    import sys
+    import weakref
+
+    sim_launch = sys.modules["ptxopt.sim.launch"]
+    comp = sim_launch._compile(kern("    mov.u32 %r9, 3;" + STORE), "t.ptx")
+    dec = weakref.ref(comp.dec)
+    enabled = gc.isenabled()
+    gc.disable()
+    try:
+        del comp
+        assert dec() is None
+    finally:
+        if enabled:
+            gc.enable()

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import re
 import struct
+import weakref
 from collections.abc import Callable
 from typing import Any, NamedTuple
 
@@ -110,7 +111,11 @@ class Operands:
     """Builds readers and writers for the operands of one function's instructions."""
 
     def __init__(self, dec: Any) -> None:
-        self.dec = dec  # the Decoder (symbol resolution, register types)
+        # the Decoder (symbol resolution, register types), which owns this object: a
+        # weak reference, so that the pair is no reference cycle and a dropped compiled
+        # module (the decoder holds its whole AST) is freed at once rather than by a
+        # collection of the cyclic garbage collector
+        self.dec = weakref.proxy(dec)
 
     # -- readers -------------------------------------------------------------
     def read(self, op: Operand, ty: Ty, span: Span | None) -> Reader:
