@@ -107,7 +107,9 @@ def check_pipeline(
         knobs = {**(knobs or {}), "SpecializeParams": _specialization(layout, seed)}
         trials = 1
     try:
-        out = optimize(ptx, "<fuzz>", list(passes), verify_each=True, knobs=knobs).text
+        out = optimize(
+            ptx, "<fuzz>", list(passes), verify_each=True, knobs=knobs, release=True
+        ).text
     except Exception as e:  # noqa: BLE001 - any exception of the pipeline is a finding
         return CheckResult("crash", _tail(e))
     chosen = list(shapes) if shapes is not None else shapes_for(seed)
@@ -159,9 +161,10 @@ def check_uniformity(ptx: str, *, seed: int = 0, trials: int = 1) -> CheckResult
 
     layout = layout_of(ptx)
     try:
-        _, _, rep = analyze_text(ptx, "<fuzz>")
+        mod, _, rep = analyze_text(ptx, "<fuzz>")
     except Exception as e:  # noqa: BLE001
         return CheckResult("crash", _tail(e))
+    mod.release()  # only the report is read: no cycles left for the collector
     claims = {
         fr["name"]: sorted(r for r, s in fr["registers"].items() if s == "uniform")
         for fr in rep["functions"]

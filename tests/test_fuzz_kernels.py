@@ -213,7 +213,7 @@ def test_no_uni_on_a_varying_guard_whose_targets_coincide() -> None:
 $L1:
 \tst.global.u32 [%rd1], %r1;"""
     text = KERNEL.format(body=body)
-    out = optimize(text, "<t>", ["mark-uniform-branches"]).text
+    out = optimize(text, "<t>", ["mark-uniform-branches"], release=True).text
     assert "bra.uni" not in out
     res = differential(text, out, "k", 1, 32, lambda s: [np.zeros(1, np.uint32)], trials=1)
     assert res.ok and not res.both_failed

@@ -18,7 +18,8 @@ from ptxopt.report.analyze_cli import analyze_text
 def branch_verdicts(text: str, name: str) -> tuple[object, ...]:
     """Per function, the uniform/divergent verdict of every conditional branch, and
     the functions with irreducible control flow."""
-    _, _, rep = analyze_text(text, name)
+    mod, _, rep = analyze_text(text, name)
+    mod.release()  # only the report is read: no cycles left for the collector
     verdicts = [(f["name"], [b["uniform"] for b in f["branches"]]) for f in rep["functions"]]
     return verdicts, rep["stats"]["irreducible"]
 

@@ -1729,8 +1729,8 @@ def deep_recursion() -> Iterator[None]:
 @contextmanager
 def no_gc() -> Iterator[None]:
     """Pause the cyclic garbage collector: the AST, the IR and the interpreter's
-    decoded program allocate many linked objects at once that all live on, and the
-    full collections that triggers walk every object of the process again and again
+    decoded program allocate many linked objects at once that mostly live on, and the
+    full collections this triggers walk every object of the process again and again
     (on a 43k-line kernel, 6-10 s of an interpreter launch of 11-15 s).  Memory is
     reclaimed when the collector resumes."""
     enabled = gc.isenabled()
