@@ -461,6 +461,9 @@ def _folded_multiplies(webs: list[Web], ctx: _Ctx) -> set[Inst]:
         if len(w.defs) != 1 or not w.uses:
             continue
         d = w.defs[0]
+        if _stepped_shift(w, d, ctx):
+            out.add(d)
+            continue
         if len(w.uses) > 1 or w.width != 1:
             # a 64-bit mul.lo splits (low half per-thread, high half UIMAD); a
             # mul.wide read only by per-thread adds folds into each of them
@@ -482,6 +485,51 @@ def _folded_multiplies(webs: list[Web], ctx: _Ctx) -> set[Inst]:
             continue
         out.add(d)
     return out
+
+
+def _stepped_shift(w: Web, d: Inst, ctx: _Ctx) -> bool:
+    """A uniform 64-bit ``shl`` by an immediate whose one reader is the per-thread step
+    of a pointer (``add.s64 %rd16, %rd16, %rd4``: the add writes the register it
+    reads), where the value it shifts is also read per-thread elsewhere (by a
+    per-thread instruction, or by another step ``add``): ptxas computes that
+    source in R and fuses the shift into the step as a ``LEA``, whose shifted operand
+    is a register of the thread (the shift is a field, so the model lets the
+    immediate hold the slot).  ``llvm/saxpy_i64.sm75.ptx`` lines 38-50 at sm_90:
+    ``mul.wide.u32 %rd2, %r2, %r4; shl.b64 %rd4, %rd2, 2`` read by ``add.s64
+    %rd17, %rd17, %rd2`` and ``add.s64 %rd16, %rd16, %rd4`` in the loop are
+    ``IMAD.WIDE.U32 R2, R0, UR4, RZ`` and ``LEA R11, P1, R2, R11, 0x2`` (the high
+    half by ``SHF.L.U64.HI R13, R2, 0x2, R3`` before the loop).  The same shift read
+    by a step, with no other per-thread reader of its source, stays ``USHF`` (and
+    the step reads the UR: ``IADD3 R4, P1, R4, UR4, RZ``), and so does one read by an
+    add into another register (``tests/ori/test_ur_rules.py``, the stepped shift)."""
+    if w.width != 2 or len(w.uses) != 1 or w.name not in ctx.uniform:
+        return False
+    if d.ast.opcode != "shl" or not isinstance(d.ast.operands[-1], Imm):
+        return False
+    u = w.uses[0]
+    r = u.inst
+    if u.slot < 0 or not _step(r, ctx) or not _writes_varying(r, ctx):
+        return False
+    for v in d.uses:
+        s = ctx.webs.get(v.var) if isinstance(v, Value) else None
+        if s is None:
+            continue
+        for x in s.uses:
+            if x.inst is not d and (_writes_varying(x.inst, ctx) or _step(x.inst, ctx)):
+                return True
+    return False
+
+
+def _step(r: Inst, ctx: _Ctx) -> bool:
+    """``r`` is an integer ``add`` to the register it writes (``add.s64 %rd7, %rd7,
+    %rd8``)."""
+    if r.ast.opcode != "add" or len(r.defs) != 1 or ctx.cls.at_point(r) != "IADD3":
+        return False
+    var = r.defs[0].var
+    for v in r.uses:
+        if isinstance(v, Value) and v.var == var:
+            return True
+    return False
 
 
 def _int_imm(o: object) -> int | None:
@@ -1030,6 +1078,8 @@ def _eligible(w: Web, ctx: _Ctx) -> str:
     if _written_apart(w, ctx):
         return "written more than once, inside a divergent region"
     if len(w.defs) == 1 and w.defs[0] in ctx.folded:
+        if w.width == 2 and w.defs[0].ast.opcode == "shl":
+            return "shift folded into the per-thread pointer step that reads it (LEA)"
         return "multiply folded into the per-thread add that reads it (IMAD)"
     if w.name in ctx.nots:
         return "complement read only by per-thread logic: a LOP3 beside its readers"

@@ -692,3 +692,57 @@ def test_an_inner_logic_immediate_takes_the_slot_of_the_fused_lop3() -> None:
     # ``S2UR UR4; USHF.L.U32 UR4, UR4, 0x6, URZ; LOP3.LUT R5, R0, UR4, RZ, 0xfc, !PT``
     ones = _lop3_kernel("and.b32 %r5, %r4, -1;\nor.b32 %r9, %r5, %r2;\n")
     assert _files(ones, 90)["%r2"] == "UR"
+
+
+# llvm/saxpy_i64.sm75.ptx lines 37-50: a grid stride, its byte stride, two loop steps
+STEPPED = _kernel(
+    """ld.param.u64 %rd1, [p];
+mov.u32 %r1, %tid.x;
+mov.u32 %r2, %ntid.x;
+mov.u32 %r3, %nctaid.x;
+mul.wide.u32 %rd3, %r2, %r3;
+cvt.u64.u32 %rd4, %r1;
+cvta.to.global.u64 %rd5, %rd1;
+shl.b64 %rd6, %rd4, 2;
+add.s64 %rd7, %rd5, %rd6;
+shl.b64 %rd8, %rd3, 2;
+mov.u64 %rd9, 0;
+LOOP:
+st.global.u64 [%rd7], %rd9;
+add.s64 %rd7, %rd7, %rd8;
+add.s64 %rd9, %rd9, %rd3;
+setp.lt.u64 %p1, %rd9, %rd1;
+@%p1 bra LOOP;
+"""
+)
+
+
+def test_a_shift_stepping_a_pointer_folds_into_a_lea() -> None:
+    """``shl.b64 %rd8, %rd3, 2`` read by the pointer step ``add.s64 %rd7, %rd7, %rd8``
+    while ``%rd3`` itself steps ``%rd9``: ``IMAD.WIDE.U32 R2, R2, c[0x0][0xc], RZ`` and
+    ``LEA R11, P1, R2, R11, 0x2`` at sm_80 (``LDC R2, c[0x0][0xc]; IMAD.WIDE.U32 R2, R2,
+    UR4, RZ`` at sm_90): the shift is no register and the stride is R."""
+    _assert_r_because(STEPPED, "%rd8", "shift folded into the per-thread pointer step")
+    for sm in (80, 90):
+        assert _files(STEPPED, sm)["%rd3"] == "R", sm
+    # the stride read per-thread by an add into another register: the same
+    # (``IMAD.WIDE.U32 R2``, ``IMAD.SHL.U32 R19, R2, 0x4, RZ`` at sm_80)
+    other = STEPPED.replace(
+        "add.s64 %rd9, %rd9, %rd3;",
+        "add.s64 %rd10, %rd7, %rd3;\nst.global.u64 [%rd10], %rd9;\nadd.s64 %rd9, %rd9, 1;",
+    )
+    for sm in (80, 90):
+        assert _files(other, sm)["%rd3"] == "R", sm
+    # the stride read only through the shift: ``UIMAD.WIDE.U32 UR4, UR4, UR5, URZ;
+    # USHF.L.U32 UR4, UR4, 0x2, URZ`` and the step ``IADD3 R4, P1, R4, UR4, RZ``
+    alone = STEPPED.replace("add.s64 %rd9, %rd9, %rd3;", "add.s64 %rd9, %rd9, 1;")
+    # the shift read by an add into another register: ``USHF.L.U32 UR8, UR4, 0x2, URZ;
+    # IADD3 R10, P0, R2, UR8, RZ`` at sm_80
+    unstepped = other.replace(
+        "add.s64 %rd7, %rd7, %rd8;",
+        "add.s64 %rd11, %rd7, %rd8;\nst.global.u64 [%rd11], %rd9;\nadd.s64 %rd7, %rd7, 8;",
+    )
+    for text in (alone, unstepped):
+        for sm in (80, 90):
+            files = _files(text, sm)
+            assert (files["%rd3"], files["%rd8"]) == ("UR", "UR"), sm
