@@ -58,7 +58,7 @@ from ptxopt.ori.capability import (
     uniform_forms,
 )
 from ptxopt.ori.view import Classes, Use, Web, Webs, is_cvta_global, record_reads, scan
-from ptxopt.ptx.ast import Imm, Reg, Sym
+from ptxopt.ptx.ast import Imm, Reg, Sym, VarDecl
 
 __all__ = [
     "Bridge",
@@ -1678,6 +1678,33 @@ def _window_temporaries(ur: set[str], ctx: _Ctx) -> list[tuple[int, int, int]]:
     return out
 
 
+def _shared_address(w: Web, func: Func) -> bool:
+    """Every write of ``w`` is a ``mov`` of a shared variable's address.  Below sm_90
+    that address is an immediate, the variable's offset in the shared window, and
+    takes no register: ``mov.u64 %rd13, scratch; mul.wide.u32 %rd12, %r1, 4; add.s64
+    %rd2, %rd13, %rd12`` is ``IMAD.SHL.U32 R0, R6, 0x4, RZ`` (``scratch`` at offset
+    0; ``llvm/block_bitcount.sm75.ptx`` lines 57-59 at sm_80, 2 UR names in all).
+    (sm_90 computes it in UR from the window, see :func:`_window_temporaries`.)"""
+    names: set[str] | None = None
+    for d in w.defs:
+        ops = d.ast.operands
+        if d.ast.opcode != "mov" or len(ops) < 2 or not isinstance(ops[1], Sym):
+            return False
+        if names is None:
+            names = _shared_symbols(func)
+        if ops[1].name not in names:
+            return False
+    return names is not None
+
+
+def _shared_symbols(func: Func) -> set[str]:
+    """The shared variables ``func`` sees: its own and the module's."""
+    items: list[object] = list(func.head)
+    if func.module is not None:
+        items += func.module.ast.items
+    return {v.name for v in items if isinstance(v, VarDecl) and v.space == ".shared"}
+
+
 def _descriptor(ctx: _Ctx, debug: bool) -> list[tuple[int, int, int]]:
     """The 64-bit global memory descriptor (``ULDC.64 UR4, c[0x0][0x118]`` on sm_80,
     ``c[0x0][0x208]`` on sm_90) as one live range, from the first global or generic
@@ -2132,6 +2159,8 @@ def plan_function(
     plan.uniform = ur
     plan.converted = len(ur)
     ur_ws = [webs[k] for k in ur if not webs[k].is_pred]
+    if sm < 90:
+        ur_ws = [w for w in ur_ws if not _shared_address(w, func)]
     up_ws = [webs[k] for k in ur if webs[k].is_pred]
     small = _small_loops(func, _HOIST_LOOP_LIMIT) if sm >= 90 else {}
     points = _constant_points(ur, ctx, claims, _self_loops(func), small)

@@ -202,6 +202,15 @@ def test_shared_window_address_needs_a_second_ur_on_sm90() -> None:
     assert p.ur_count == 2  # ptxas: 2
 
 
+def test_shared_variable_address_is_an_immediate_below_sm90() -> None:
+    """Below sm_90 the address of ``buf`` is its offset in the shared window, an
+    immediate: ``STS [R3.X4], R2`` and ``LDS R0, [R3.X4+0x4]`` at sm_80, no UR at all
+    (``llvm/block_bitcount.sm75.ptx`` lines 57-59: 2 UR names, not 4)."""
+    shared = ".shared .align 4 .b8 buf[128];\n"
+    assert _plan(_kernel(WINDOW, target="sm_80", shared=shared), 80).ur_count == 0  # ptxas: 0
+    assert _plan(_kernel(WINDOW, shared=shared), 90).ur_count == 2  # ptxas: 2
+
+
 def test_debug_target_names_both_descriptor_registers() -> None:
     """A debug target keeps the descriptor in R and moves it by two R2URs before every
     access (``R2UR UR4, R30; R2UR UR5, R31; LD.E R2, desc[UR4][R2.64]``, every kernel of
