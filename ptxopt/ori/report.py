@@ -79,7 +79,7 @@ def format_regfiles(rep: dict[str, Any]) -> str:
     for f in rep["functions"]:
         ur = [r for r in f["regfiles"] if r["file"] in ("UR", "UP")]
         out.append(
-            f"\n{f['kind']} {f['name']}: {f['converted']} webs in UR/UP, predicted "
+            f"\n{f['kind']} {f['name']}: {len({r['reg'] for r in ur})} webs in UR/UP, predicted "
             f"{f['ur_count']} UR, {f['up_count']} UP, {len(f['bridges'])} bridges, "
             f"{f['attempts']} attempts"
         )

@@ -1269,6 +1269,8 @@ def _cost(
     :class:`_Costs`: every web whose membership of ``ur`` it tests (``touched``), and
     for every slot claim it reads, the claim it found (``seen_claims``: ``None`` for
     none)."""
+    if _reduced_in_ur(w):
+        return 1
     bridges = 0
     r2ur = 0  # bridges that move a per-thread source into UR
     uniform_readers = 0
@@ -1363,6 +1365,24 @@ def _cost(
         # UR20, UR8, URZ`` for line 102; docs/uniform-registers.md, eighth round)
         return 1
     return 1 + bridges
+
+
+def _reduced_in_ur(w: Web) -> bool:
+    """Every write of ``w`` is a ``redux.sync``: SASS ``REDUX`` reads a register of
+    each thread and writes a uniform register, so the result is in UR whatever reads
+    it, and a per-thread reader gets a copy (``REDUX.SUM UR6, R2 ; MOV R7, UR6`` for
+    ``redux.sync.add.u32 %r4, %r13, %r11`` stored by ``st.global``,
+    cuda/reduce.O3.sm90.ptx line 435 at sm_90): no bridge of phase 74."""
+    for d in w.defs:
+        if d.ast.opcode != "redux":
+            return False
+    return bool(w.defs)
+
+
+def _reduce_mask(u: Use) -> bool:
+    """``u`` is the member mask of a ``redux.sync`` (its last source), which ``REDUX``
+    has no operand for."""
+    return u.inst.ast.opcode == "redux" and u.slot == len(u.inst.uses) - 1
 
 
 def _distinct_writes(w: Web) -> bool:
@@ -2048,8 +2068,19 @@ def plan_function(
     why: dict[str, str] = {}
     default_why = ""
     ur: set[str] = set()
+    reduced: list[str] = []  # debug: the REDUX results (UR without phase 74)
     if debug:
         default_why = "debug target: ptxas runs no optimisation phase (74 included)"
+        if has_uniform_file(sm):
+            # instruction selection, not phase 74: REDUX writes UR at -O0 too
+            # (``REDUX.SUM UR62, R13``, cuda/reduce.G.sm90.ptx line 1704)
+            reduced = [
+                d.var
+                for ins in sc.insts
+                if ins.ast.opcode == "redux"
+                for d in ins.defs
+                if _reduced_in_ur(webs[d.var])
+            ]
     elif has_uniform_file(sm):
         ctx.folded = _folded_multiplies(uniform, ctx)
         ctx.nots = _per_thread_nots(uniform, ctx)
@@ -2150,15 +2181,21 @@ def plan_function(
         why[k] = "a parameter's address: folded into the ld.param that reads it"
     for _, k in sorted([(-first[k], k) for k in ur if k in ctx.consts]):
         if not any(
-            (x := _def_name(u.inst, ctx)) is not None and x in ur and x != k for u in webs[k].uses
+            (x := _def_name(u.inst, ctx)) is not None and x in ur and x != k and not _reduce_mask(u)
+            for u in webs[k].uses
         ):
             ur.discard(k)
             why[k] = "constant operand of per-thread readers"
-    plan.webs = WebPlans(webs, cls, ur, cost, why, default_why, sc.not_written)
+    # a debug target's REDUX results are UR without phase 74: in the files and the
+    # count, not among the converted webs (phase 86 keeps none of them alive)
+    files = ur | set(reduced) if reduced else ur
+    for k in reduced:
+        cost[k] = 1
+    plan.webs = WebPlans(webs, cls, files, cost, why, default_why, sc.not_written)
     plan.regs = webs
     plan.uniform = ur
     plan.converted = len(ur)
-    ur_ws = [webs[k] for k in ur if not webs[k].is_pred]
+    ur_ws = [webs[k] for k in files if not webs[k].is_pred]
     if sm < 90:
         ur_ws = [w for w in ur_ws if not _shared_address(w, func)]
     up_ws = [webs[k] for k in ur if webs[k].is_pred]

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from ptxopt.analysis.divergence import analyze_module
 from ptxopt.ir.lift import lift_module
+from ptxopt.ori.conv_alloc import plan_conv_alloc
 from ptxopt.ori.ur_alloc import FuncPlan, plan_function
 from ptxopt.ptx.parser import parse
 
@@ -746,3 +747,38 @@ def test_a_shift_stepping_a_pointer_folds_into_a_lea() -> None:
         for sm in (80, 90):
             files = _files(text, sm)
             assert (files["%rd3"], files["%rd8"]) == ("UR", "UR"), sm
+
+
+# cuda/reduce.O3.sm90.ptx lines 430-443: a warp sum stored by every thread
+REDUCED = _kernel(
+    """ld.param.u64 %rd1, [p];
+cvta.to.global.u64 %rd2, %rd1;
+mov.u32 %r1, %tid.x;
+mul.wide.u32 %rd3, %r1, 4;
+add.s64 %rd4, %rd2, %rd3;
+ld.global.u32 %r2, [%rd4];
+mov.u32 %r3, -1;
+redux.sync.add.u32 %r4, %r2, %r3;
+st.global.u32 [%rd4], %r4;
+"""
+)
+
+
+def test_a_warp_reduction_is_written_in_ur() -> None:
+    """``REDUX.SUM UR6, R0 ; MOV R5, UR6`` at sm_80 and sm_90: REDUX reads a register of
+    each thread and writes a UR, and the store reads a copy, so the sum is UR with no
+    bridge of phase 74 and no R2UR for its source; the member mask ``-1`` is no operand
+    of REDUX (2 UR names with the descriptor).  A debug target has it in UR too
+    (``REDUX.SUM UR62, R13``, cuda/reduce.G.sm90.ptx line 1704) without being one of
+    phase 74's conversions, so phase 86 keeps nothing alive for it."""
+    for sm in (80, 90):
+        p = _plan(REDUCED.replace(".target sm_90", f".target sm_{sm}"), sm)
+        assert (p.webs["%r4"].file, p.webs["%r3"].file) == ("UR", "R"), sm
+        assert p.bridges == [] and p.ur_count == 2, sm  # ptxas: 2
+    text = REDUCED.replace(".target sm_90", ".target sm_90, debug")
+    mod = lift_module(parse(text, "t.ptx"))
+    md = analyze_module(mod)
+    p = plan_function(mod.func("k"), md.funcs["k"], 90, debug=True)
+    assert p.webs["%r4"].file == "UR"
+    assert p.uniform == set() and p.ur_count == 3  # the descriptor's two names and REDUX
+    assert plan_conv_alloc(mod.func("k"), p).markers == []
