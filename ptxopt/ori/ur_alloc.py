@@ -1787,7 +1787,7 @@ def _staged_descriptor(ctx: _Ctx) -> list[tuple[int, int, int]]:
     return out if looped else []
 
 
-def _aggregated_atomics(ctx: _Ctx) -> list[tuple[int, int, int]]:
+def _aggregated_atomics(ctx: _Ctx) -> tuple[list[tuple[int, int, int]], list[Inst]]:
     """A global ``atom`` whose result is never read, at an address the divergence
     analysis calls uniform, becomes one ``RED`` per warp, and the warp's share is
     worked out in UR at the atomic: an ``add`` of an immediate by ``VOTEU.ANY UR8, UPT,
@@ -1800,13 +1800,15 @@ def _aggregated_atomics(ctx: _Ctx) -> list[tuple[int, int, int]]:
     UR4, 4 names against 1.  ptxas interleaves the atomics of one block (the
     ``REDUX`` of line 141 comes before the ``VOTEU`` of line 139), so each one's URs live
     to the block's last such atomic.  A result that is read keeps the ``ATOMG`` (``sum_last_block``
-    line 221), a varying address too; ``ctx.func`` is scanned once."""
+    line 221), a varying address too; ``ctx.func`` is scanned once.  Returns the ranges
+    and the atomics: the URs ptxas writes at such a line are the aggregation's, which
+    the report gives as the file of the (unread) result."""
     atoms = [
-        [i for i in b.insts if i.ast.opcode == "atom" and ".global" in i.ast.mods]
+        [i for i in b.insts if i.ast.opcode == "atom" and _global_or_generic(i)]
         for b in ctx.func.blocks
     ]
     if not any(atoms):
-        return []  # most functions: no second sweep for the registers that are read
+        return [], []  # most functions: no second sweep for the registers that are read
     read: set[str] = set()
     for b in ctx.func.blocks:
         for ins in b.insts:
@@ -1814,6 +1816,7 @@ def _aggregated_atomics(ctx: _Ctx) -> list[tuple[int, int, int]]:
                 if isinstance(v, Value):
                     read.add(v.var)
     out: list[tuple[int, int, int]] = []
+    aggregated: list[Inst] = []
     for found in atoms:
         block: list[tuple[int, int]] = []
         for ins in found:
@@ -1825,14 +1828,25 @@ def _aggregated_atomics(ctx: _Ctx) -> list[tuple[int, int, int]]:
                 continue
             p = ins.point
             ints = not any(t in a.mods for t in (".f32", ".f64", ".f16", ".bf16", ".f16x2"))
-            if ".add" in a.mods and len(vals) == 1 and ints:
+            if ".add" in a.mods and len(vals) <= 2 and ints:
                 block.append((p, 2))
             elif (".min" in a.mods or ".max" in a.mods) and len(vals) == 2 and ints:
                 block.append((p, 1))
+            else:
+                continue
+            aggregated.append(ins)
         if block:
             last = max(p for p, _ in block)
             out.extend((p, last, n) for p, n in block)
-    return out
+    return out, aggregated
+
+
+def _global_or_generic(i: Inst) -> bool:
+    """``i`` addresses global memory or a generic address (no shared state space)."""
+    for m in i.ast.mods:
+        if m.startswith(".shared"):
+            return False
+    return True
 
 
 def _pressure(ws: list[Web], ctx: _Ctx, ranges: Iterable[tuple[int, int, int]] = ()) -> int:
@@ -2186,16 +2200,23 @@ def plan_function(
         ):
             ur.discard(k)
             why[k] = "constant operand of per-thread readers"
-    # a debug target's REDUX results are UR without phase 74: in the files and the
-    # count, not among the converted webs (phase 86 keeps none of them alive)
-    files = ur | set(reduced) if reduced else ur
+    # the URs ptxas writes outside phase 74: a debug target's REDUX results (in the
+    # files and the count) and the per-warp aggregation of an atomic whose result is
+    # unread (in the files, at the atomic's line; its URs are counted as ranges)
+    ranges, atomics = _aggregated_atomics(ctx) if has_uniform_file(sm) else ([], [])
+    counted = ur | set(reduced) if reduced else ur
+    files = counted
+    if atomics:
+        files = counted | {
+            d.var for i in atomics for d in i.defs if d.kind != "special" and webs.ndefs(d.var) == 1
+        }
     for k in reduced:
         cost[k] = 1
     plan.webs = WebPlans(webs, cls, files, cost, why, default_why, sc.not_written)
     plan.regs = webs
     plan.uniform = ur
     plan.converted = len(ur)
-    ur_ws = [webs[k] for k in files if not webs[k].is_pred]
+    ur_ws = [webs[k] for k in counted if not webs[k].is_pred]
     if sm < 90:
         ur_ws = [w for w in ur_ws if not _shared_address(w, func)]
     up_ws = [webs[k] for k in ur if webs[k].is_pred]
@@ -2205,7 +2226,7 @@ def plan_function(
     if has_uniform_file(sm):
         desc = _descriptor(ctx, debug)
         points += desc
-        points += _aggregated_atomics(ctx)
+        points += ranges
         if not debug:  # a debug target moves the descriptor in before each access
             for p, callee in _call_points(ctx).items():
                 held = sum(w for lo, hi, w in desc if lo < p < hi)

@@ -384,6 +384,25 @@ def test_atomics_with_unread_results_at_a_uniform_address_are_aggregated_in_ur()
     assert _plan(_kernel(body), 90).ur_count == 4  # ptxas: 6
 
 
+def test_a_generic_atomic_add_of_a_register_is_aggregated_and_its_line_is_ur() -> None:
+    """``atom.add.u32 %r8, [%rd5], %r5`` at a generic uniform address, result unread:
+    ``REDUX.SUM UR5, R0 ; VOTEU.ANY UR4, UPT, PT ; UFLO.U32 UR4, UR4`` and ``@P0
+    ATOM.E.ADD`` from the leader lane at sm_80 and sm_90 -- two URs beside the
+    descriptor, written at the atomic's line, which the report gives as the file of
+    the unread result.  Read, the result keeps the per-thread scan (``VOTE.ANY R6``,
+    ``SHFL.UP``) and only the descriptor is UR."""
+    body = BOUNDS.replace("DONE:\n", "") + (
+        "ld.param.u64 %rd5, [q];\natom.add.u32 %r8, [%rd5], %r5;\nDONE:\n"
+    )
+    for target in ("sm_80", "sm_90"):
+        p = _plan(_kernel(body, target), int(target[3:]))
+        assert p.ur_count == 3, target  # ptxas: 3
+        assert p.webs["%r8"].file == "UR" and "%r8" not in p.uniform, target
+    read = body.replace("DONE:\n", "st.global.u32 [%rd4], %r8;\nDONE:\n")
+    p = _plan(_kernel(read), 90)
+    assert p.ur_count == 1 and p.webs["%r8"].file == "R"  # ptxas: 1
+
+
 def test_atomics_at_a_per_thread_address_are_not_aggregated() -> None:
     # the same atomics at the thread's own element: ``RED.E.ADD.STRONG.GPU [R2.64],
     # R9`` / ``RED.E.MIN.S32.STRONG.GPU [R2.64+0x4], R5`` at sm_80, ``REDG.E.ADD
