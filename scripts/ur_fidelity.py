@@ -22,6 +22,11 @@ PTX line that writes a register is then judged by what ptxas wrote at that line:
   operand stages its matrix descriptors, an operand (the line's own values are the R
   accumulators): not scored as UR there; at any other line such a move is the line's
   value;
+* ``window``: at a memory access (``ld``, ``st``, ``atom`` ...), the CTA's shared
+  window computed into UR for a symbolic shared address (``S2UR UR5, SR_CgaCtaId ;
+  UMOV UR4, 0x400 ; ULEA UR4, UR5, UR4, 0x18 ; LDS R5, [UR4]`` at sm_90): an address
+  constant of the CTA, like a constant-bank read, not the value the line defines (its
+  own class, not scored); at a ``mov`` of the symbol the window is the line's value;
 * ``mask``: only a uniform register that nothing but ``BRA.DIV`` reads (the
   membermask ptxas tests before a warp-synchronous instruction, e.g. ``UMOV UR6,
   0xffffffff`` for a ``shfl.sync``: its own class, not scored); an ``R2UR P2, URZ,
@@ -112,19 +117,50 @@ def mask_writes(insts: list[tuple[str, str]]) -> set[int]:
     return by_div - other
 
 
+def window_writes(insts: list[tuple[str, str]]) -> set[int]:
+    """Indices of the instructions that compute the CTA's shared window into a UR:
+    ``ULEA URz, URx, URy, 0x18`` whose sources were last written by ``S2UR URx,
+    SR_CgaCtaId`` and ``UMOV URy, 0x400``, the three of them."""
+    last: dict[int, tuple[int, str]] = {}  # UR number -> (its last write, that text)
+    out: set[int] = set()
+    for n, (_, text) in enumerate(insts):
+        m = _WINDOW_LEA.match(text)
+        if m:
+            a = last.get(int(m.group(2)))
+            b = last.get(int(m.group(3)))
+            if (
+                a is not None
+                and b is not None
+                and a[1].startswith("S2UR") and a[1].endswith("SR_CgaCtaId")
+                and b[1].startswith("UMOV") and b[1].endswith(", 0x400")
+            ):  # fmt: skip
+                out.update((a[0], b[0], n))
+        k = _dest_ur(text)
+        if k >= 0:
+            last[k] = (n, text)
+    return out
+
+
+_WINDOW_LEA = re.compile(r"^ULEA UR(\d+), UR(\d+), UR(\d+), 0x18$")
+
+
 def instruction_verdicts(insts: list[tuple[str, str]]) -> list[str]:
     """The verdict of every SASS instruction of one function ((guard, text) in order):
     :func:`sass_verdict`, with the UR writes that are no value of their PTX line told
     apart -- ``desc`` (an R2UR into a ``desc[URx]`` memory descriptor), ``gdesc`` (a
-    UMOV into the four registers of a ``gdesc[URx]`` wgmma operand, see
-    :func:`line_truth`) and ``mask`` (:func:`mask_writes`)."""
+    UMOV into the four registers of a ``gdesc[URx]`` wgmma operand) and ``window`` (the
+    shared window, :func:`window_writes`), both judged by the line (:func:`line_truth`),
+    and ``mask`` (:func:`mask_writes`)."""
     desc = {int(m) + k for _, t in insts for m in _DESC.findall(t) for k in (0, 1)}
     gdesc = {int(m) + k for _, t in insts for m in _GDESC.findall(t) for k in range(4)}
     masks = mask_writes(insts)
+    window = window_writes(insts)
     out = []
     for n, (_, text) in enumerate(insts):
         v = sass_verdict(text)
-        if v == "UR" and text.startswith("R2UR") and _dest_ur(text) in desc:
+        if v == "UR" and n in window:
+            v = "window"
+        elif v == "UR" and text.startswith("R2UR") and _dest_ur(text) in desc:
             v = "desc"  # a memory descriptor moved into UR: not a value of the line
         elif v == "UR" and text.startswith("UMOV ") and _dest_ur(text) in gdesc:
             v = "gdesc"
@@ -134,14 +170,21 @@ def instruction_verdicts(insts: list[tuple[str, str]]) -> list[str]:
     return out
 
 
+_ACCESSES = frozenset(("ld", "ldu", "st", "atom", "red", "cp", "mbarrier", "ldmatrix", "stmatrix"))
+
+
 def line_truth(got: set[str], opcode: str) -> bool | None:
     """Whether ptxas wrote a UR at a PTX line whose SASS verdicts are ``got`` (None: the
     line is not scored).  Moves into a wgmma's descriptor registers at the ``wgmma``
     line itself stage its operands (``UMOV UR21, 0x40000040 ; UMOV UR20, UR12 ;
     HGMMA.64x32x16.F32.BF16 R88, gdesc[UR20], RZ, !UPT``: the values the line defines
-    are the R accumulators); at any other line such a move is that line's value."""
+    are the R accumulators); at any other line such a move is that line's value.  The
+    shared window at a memory access is the access's address, not the value the line
+    defines; at any other line (a ``mov`` of the symbol) it is the line's value."""
     if "gdesc" in got:
         got = got - {"gdesc"} | (set() if opcode == "wgmma" else {"UR"})
+    if "window" in got:
+        got = got - {"window"} | (set() if opcode in _ACCESSES else {"UR"})
     if "UR" in got:
         return True
     if "R" in got:
@@ -207,7 +250,7 @@ def measure_file(  # type: ignore[type-arg]
     plans = module_plans(mod, md, arch, tolerate_bridges=tolerate)
     model_s = time.perf_counter() - t1
     if count_oracle:
-        ur_lines = {line for line, v in verdict.items() if v & {"UR", "gdesc"}}
+        ur_lines = {line for line, v in verdict.items() if v & {"UR", "gdesc", "window"}}
         given = module_plans(mod, md, arch, tolerate_bridges=tolerate, ur_lines=ur_lines)
         for p, g in zip(plans, given, strict=True):
             p.ur_count_of_lines = g.ur_count_of_lines

@@ -116,3 +116,32 @@ def test_kernel_rows_add_up_to_the_target_totals() -> None:
     _, _, tp, fp, fn = uf.pr(stats["model"][("sm_80", "ALL")])
     assert tp > 0
     assert [sum(int(r[k]) for r in rows) for k in (4, 5, 6)] == [tp, fp, fn]
+
+
+def test_shared_window_at_an_access_is_its_own_class() -> None:
+    # cuda/reduce.O3.sm90.ptx line 84 at sm_90: ``ld.shared.u32 %r27, [buf]``
+    insts = _plain(
+        "S2UR UR5, SR_CgaCtaId",
+        "UMOV UR4, 0x400",
+        "ULEA UR4, UR5, UR4, 0x18",
+        "LDS R5, [UR4]",
+    )
+    assert uf.instruction_verdicts(insts) == ["window", "window", "window", "R"]
+    assert uf.line_truth({"window", "R"}, "ld") is False
+    assert uf.line_truth({"window"}, "st") is None
+    # at a ``mov`` of the symbol the window is the value the line defines
+    assert uf.line_truth({"window"}, "mov") is True
+    # the loaded value moved into UR is a value of the line (cub/radix_sort.sm80.ptx
+    # line 9569: ``LDS R0, [UR4+0x7e00] ; R2UR UR7, R0``)
+    loaded = [*insts, ("", "R2UR UR7, R5")]
+    assert uf.instruction_verdicts(loaded)[-1] == "UR"
+    # a ULEA of other sources, or a window source written again since, is a value
+    other = _plain("S2UR UR5, SR_CTAID.X", "UMOV UR4, 0x400", "ULEA UR4, UR5, UR4, 0x18")
+    assert uf.instruction_verdicts(other) == ["UR", "UR", "UR"]
+    again = _plain(
+        "S2UR UR5, SR_CgaCtaId",
+        "UMOV UR4, 0x400",
+        "UIADD3 UR5, UR5, 0x1, URZ",
+        "ULEA UR4, UR5, UR4, 0x18",
+    )
+    assert uf.instruction_verdicts(again) == ["UR", "UR", "UR", "UR"]
