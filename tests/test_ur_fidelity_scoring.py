@@ -138,10 +138,5 @@ def test_shared_window_at_an_access_is_its_own_class() -> None:
     # a ULEA of other sources, or a window source written again since, is a value
     other = _plain("S2UR UR5, SR_CTAID.X", "UMOV UR4, 0x400", "ULEA UR4, UR5, UR4, 0x18")
     assert uf.instruction_verdicts(other) == ["UR", "UR", "UR"]
-    again = _plain(
-        "S2UR UR5, SR_CgaCtaId",
-        "UMOV UR4, 0x400",
-        "UIADD3 UR5, UR5, 0x1, URZ",
-        "ULEA UR4, UR5, UR4, 0x18",
-    )
+    again = [*insts[:2], ("", "UIADD3 UR5, UR5, 0x1, URZ"), insts[2]]
     assert uf.instruction_verdicts(again) == ["UR", "UR", "UR", "UR"]
