@@ -40,6 +40,7 @@ def module_plans(
             debug=debug,
             tolerate_bridges=tolerate_bridges,
             ur_lines=ur_lines,
+            module_vars=mod.ast.items,
         )
         for f in mod.funcs
     ]

@@ -1698,31 +1698,44 @@ def _window_temporaries(ur: set[str], ctx: _Ctx) -> list[tuple[int, int, int]]:
     return out
 
 
-def _shared_address(w: Web, func: Func) -> bool:
-    """Every write of ``w`` is a ``mov`` of a shared variable's address.  Below sm_90
-    that address is an immediate, the variable's offset in the shared window, and
-    takes no register: ``mov.u64 %rd13, scratch; mul.wide.u32 %rd12, %r1, 4; add.s64
-    %rd2, %rd13, %rd12`` is ``IMAD.SHL.U32 R0, R6, 0x4, RZ`` (``scratch`` at offset
-    0; ``llvm/block_bitcount.sm75.ptx`` lines 57-59 at sm_80, 2 UR names in all).
-    (sm_90 computes it in UR from the window, see :func:`_window_temporaries`.)"""
-    names: set[str] | None = None
-    for d in w.defs:
-        ops = d.ast.operands
-        if d.ast.opcode != "mov" or len(ops) < 2 or not isinstance(ops[1], Sym):
-            return False
-        if names is None:
-            names = _shared_symbols(func)
-        if ops[1].name not in names:
-            return False
-    return names is not None
+def _shared_addresses(ws: list[Web], func: Func, module_vars: Iterable[object]) -> set[str]:
+    """The webs of ``ws`` every write of which is a ``mov`` of a variable's address.
+    Below sm_90 a shared variable's address is an immediate, its offset in the shared
+    window, and takes no register: ``mov.u64 %rd13, scratch; mul.wide.u32 %rd12, %r1,
+    4; add.s64 %rd2, %rd13, %rd12`` is ``IMAD.SHL.U32 R0, R6, 0x4, RZ`` (``scratch`` at
+    offset 0; ``llvm/block_bitcount.sm75.ptx`` lines 57-59 at sm_80, 2 UR names in
+    all); a global variable's is a constant-bank operand (``IMAD.WIDE.U32 R2, R2, R3,
+    c[0x4][0x0]``).  (sm_90 computes a shared one in UR from the window, see
+    :func:`_window_temporaries`.)  The declarations are read only when a web is a
+    ``mov`` of a symbol."""
+    found: dict[str, list[str]] = {}  # web -> the symbols its writes move
+    for w in ws:
+        syms = []
+        for d in w.defs:
+            ops = d.ast.operands
+            if d.ast.opcode != "mov" or len(ops) < 2 or not isinstance(ops[1], Sym):
+                break
+            syms.append(ops[1].name)
+        else:
+            if syms:
+                found[w.name] = syms
+    if not found:
+        return set()
+    shared = _shared_symbols(func, module_vars)
+    return {k for k, syms in found.items() if all(x in shared for x in syms)}
 
 
-def _shared_symbols(func: Func) -> set[str]:
-    """The shared variables ``func`` sees: its own and the module's."""
+def _shared_symbols(func: Func, module_vars: Iterable[object] = ()) -> set[str]:
+    """The shared, global and constant variables ``func`` sees: its own and the
+    module's (``module_vars``: the module's items, when ``func`` is not bound to it)."""
     items: list[object] = list(func.head)
-    if func.module is not None:
-        items += func.module.ast.items
-    return {v.name for v in items if isinstance(v, VarDecl) and v.space == ".shared"}
+    items += func.module.ast.items if func.module is not None else module_vars
+    return {v.name for v in items if isinstance(v, VarDecl) and v.space in _FOLDED_SPACES}
+
+
+# below sm_90 the address of such a variable is an immediate (its offset in the shared
+# window) or a constant-bank operand (``c[0x4][0x0]`` for a ``.global`` variable)
+_FOLDED_SPACES: Final = (".shared", ".global", ".const")
 
 
 def _descriptor(ctx: _Ctx, debug: bool) -> list[tuple[int, int, int]]:
@@ -1788,10 +1801,12 @@ def _staged_descriptor(ctx: _Ctx) -> list[tuple[int, int, int]]:
 
 
 def _aggregated_atomics(ctx: _Ctx) -> tuple[list[tuple[int, int, int]], list[Inst]]:
-    """A global ``atom`` whose result is never read, at an address the divergence
-    analysis calls uniform, becomes one ``RED`` per warp, and the warp's share is
-    worked out in UR at the atomic: an ``add`` of an immediate by ``VOTEU.ANY UR8, UPT,
-    PT; UFLO.U32 UR9, UR8; POPC R9, UR8`` (the active mask and its leader, two URs), a
+    """A global or generic ``atom`` whose result is never read, at an address the
+    divergence analysis calls uniform, becomes one ``RED`` per warp, and the warp's share
+    is worked out in UR at the atomic: an ``add`` of an immediate by ``VOTEU.ANY UR8,
+    UPT, PT; UFLO.U32 UR9, UR8; POPC R9, UR8`` (the active mask and its leader, two URs),
+    an ``add`` of a register by ``REDUX.SUM UR5, R0 ; VOTEU.ANY UR4, UPT, PT ; UFLO.U32
+    UR4, UR4`` (two URs, ``numba/clamp_count.sm80.ptx`` line 326, a generic address), a
     ``min``/``max`` of an integer by ``REDUX.MIN.S32 UR10, R7`` (one UR).
     cuda/atomics.O3.sm90.ptx ``count_matches``, lines 139 and 141 (``atom.global.add.u32
     %r8, [%rd6], 1; atom.global.min.s32 %r9, [%rd7], %r1``): at sm_90 UR8-UR10 beside
@@ -2045,6 +2060,7 @@ def plan_function(
     debug: bool = False,
     tolerate_bridges: bool = False,
     ur_lines: set[int] | None = None,
+    module_vars: Iterable[object] = (),
 ) -> FuncPlan:
     """The register file of every web of ``func`` at target ``sm`` (see module doc).
     ``debug``: the module's ``.target`` says ``debug`` (ptxas then compiles without
@@ -2055,7 +2071,9 @@ def plan_function(
     ptxas writes a UR; ``ur_count_of_lines`` is then the count of the webs written there
     (not constants, not MMA results) with the same additions as ``ur_count``, which
     tells the count's own error from the error of the set it counts (the varying webs
-    among them have no recorded reads: only their writes make their live range)."""
+    among them have no recorded reads: only their writes make their live range).
+    ``module_vars``: the module's items (its variable declarations), for a function not
+    bound to its module (``Func.module``)."""
     plan = FuncPlan(func.name, sm)
     sc = scan(func, div.varying)
     webs, cls = sc.webs, sc.cls
@@ -2218,7 +2236,9 @@ def plan_function(
     plan.converted = len(ur)
     ur_ws = [webs[k] for k in counted if not webs[k].is_pred]
     if sm < 90:
-        ur_ws = [w for w in ur_ws if not _shared_address(w, func)]
+        immediate = _shared_addresses(ur_ws, func, module_vars)
+        if immediate:
+            ur_ws = [w for w in ur_ws if w.name not in immediate]
     up_ws = [webs[k] for k in ur if webs[k].is_pred]
     small = _small_loops(func, _HOIST_LOOP_LIMIT) if sm >= 90 else {}
     points = _constant_points(ur, ctx, claims, _self_loops(func), small)

@@ -27,7 +27,9 @@ def _kernel(body: str, target: str = "sm_90", shared: str = "") -> str:
 def _plan(text: str, sm: int) -> FuncPlan:
     mod = lift_module(parse(text, "t.ptx"))
     md = analyze_module(mod)
-    return plan_function(mod.func("k"), md.funcs["k"], sm, debug=", debug" in text)
+    return plan_function(
+        mod.func("k"), md.funcs["k"], sm, debug=", debug" in text, module_vars=mod.ast.items
+    )
 
 
 # the global index of a 1-D kernel and its bounds check
@@ -431,3 +433,16 @@ def test_the_budget_is_checked_once_the_costs_have_settled() -> None:
     (p,) = module_plans(mod, analyze_module(mod), "sm_90")
     assert p.webs["%rd419"].file == "UR" and p.webs["%rd418"].file == "UR"
     assert p.budget_demoted == 0 and abs(p.ur_count - 29) <= 4
+
+
+def test_global_variable_address_is_a_constant_operand_below_sm90() -> None:
+    """``mov.u64 %rd1, gbuf`` read by the per-thread address add: ``IMAD.WIDE.U32 R2,
+    R2, R3, c[0x4][0x0]`` at sm_80, no UR beside the descriptor (1 name)."""
+    text = (
+        ".version 8.0\n.target sm_80\n.address_size 64\n.global .align 4 .b8 gbuf[128];\n"
+        ".visible .entry k(.param .u64 p)\n{\n.reg .b32 %r<4>; .reg .b64 %rd<4>;\n"
+        "mov.u32 %r1, %tid.x;\nmov.u32 %r2, %ctaid.x;\nmov.u64 %rd1, gbuf;\n"
+        "mul.wide.u32 %rd2, %r1, 4;\nadd.s64 %rd3, %rd1, %rd2;\n"
+        "st.global.u32 [%rd3], %r2;\nret;\n}\n"
+    )
+    assert _plan(text, 80).ur_count == 1  # ptxas: 1
