@@ -1819,7 +1819,7 @@ def _aggregated_atomics(ctx: _Ctx) -> tuple[list[tuple[int, int, int]], list[Ins
     and the atomics: the URs ptxas writes at such a line are the aggregation's, which
     the report gives as the file of the (unread) result."""
     atoms = [
-        [i for i in b.insts if i.ast.opcode == "atom" and _global_or_generic(i)]
+        [i for i in b.insts if i.ast.opcode == "atom" and _global_access(i, ctx.cls)]
         for b in ctx.func.blocks
     ]
     if not any(atoms):
@@ -1854,14 +1854,6 @@ def _aggregated_atomics(ctx: _Ctx) -> tuple[list[tuple[int, int, int]], list[Ins
             last = max(p for p, _ in block)
             out.extend((p, last, n) for p, n in block)
     return out, aggregated
-
-
-def _global_or_generic(i: Inst) -> bool:
-    """``i`` addresses global memory or a generic address (no shared state space)."""
-    for m in i.ast.mods:
-        if m.startswith(".shared"):
-            return False
-    return True
 
 
 def _pressure(ws: list[Web], ctx: _Ctx, ranges: Iterable[tuple[int, int, int]] = ()) -> int:
