@@ -990,3 +990,70 @@ def test_shift_by_immediate_folds_into_the_add_and_takes_its_slot() -> None:
         p = _plan(FOLDED_SHIFT, sm)
         assert p.webs["%r4"].why.startswith("multiply folded")
         assert p.webs["%r3"].file == "R" and p.webs["%r1"].file == "R"
+
+
+# %r3 = %ctaid.x * n is uniform, and its one reader, the data of a store, takes no UR:
+# in UR it would need a UR2R copy at the store, so it stays per-thread
+STORED = _kernel(
+    """ld.param.u64 %rd1, [p];
+cvta.to.global.u64 %rd2, %rd1;
+mov.u32 %r1, %ctaid.x;
+ld.param.u32 %r2, [n];
+mul.lo.s32 %r3, %r1, %r2;
+mov.u32 %r4, %tid.x;
+mul.wide.u32 %rd3, %r4, 4;
+add.s64 %rd4, %rd2, %rd3;
+st.global.u32 [%rd4], %r3;
+"""
+)
+
+
+def test_report_names_the_bridges_a_demoted_web_would_need() -> None:
+    """What keeping a uniform value in UR would take: the report lists, for a web its
+    cost sent to R, the bridges that cost counted -- here the UR2R copy at the store
+    -- and for every other uniform web kept per-thread its reason; converted webs and
+    varying ones are not listed."""
+    from ptxopt.ori.report import format_regfiles, regfiles_report
+
+    lines = STORED.splitlines()
+    store = next(i for i, t in enumerate(lines, 1) if t.startswith("st.global"))
+    mul = next(i for i, t in enumerate(lines, 1) if t.startswith("mul.lo"))
+    mod = lift_module(parse(STORED, "t.ptx"))
+    md = analyze_module(mod)
+    for arch in ("sm_80", "sm_90"):
+        (f,) = regfiles_report(mod, md, arch)["functions"]
+        assert f["would_need"]["%r3"] == [{"kind": "UR2R", "reg": "%r3", "line": store}], arch
+        kept = {r["reg"]: r for r in f["uniform_kept_in_r"]}
+        assert kept["%r3"] == {
+            "line": mul,
+            "reg": "%r3",
+            "file": "R",
+            "why": "needs bridges (cost 2)",
+        }
+        ur = {r["reg"] for r in f["regfiles"] if r["file"] in ("UR", "UP")}
+        assert not ur & set(f["would_need"]) and not ur & set(kept), arch
+        assert "%r4" not in kept and "%rd4" not in kept  # varying: not judged
+        for k, bs in f["would_need"].items():
+            assert kept[k]["why"].startswith("needs bridges") or kept[k]["why"].startswith(
+                "a variable"
+            )
+            assert len(bs) == len({(b["kind"], b["reg"], b["line"]) for b in bs})
+        text = format_regfiles(regfiles_report(mod, md, arch))
+        assert (
+            f"line {mul:>6}  %r3        R   kept: needs bridges (cost 2): UR2R %r3 at line {store}"
+            in text
+        ), text
+
+
+def test_report_of_a_debug_target_says_once_why_nothing_is_uniform() -> None:
+    from ptxopt.ori.report import format_regfiles, regfiles_report
+
+    text = STORED.replace(".target sm_90", ".target sm_90, debug")
+    mod = lift_module(parse(text, "t.ptx"))
+    md = analyze_module(mod)
+    rep = regfiles_report(mod, md, "sm_90")
+    (f,) = rep["functions"]
+    assert f["default_why"].startswith("debug target") and not f["uniform_kept_in_r"]
+    assert not f["would_need"]
+    out = format_regfiles(rep)
+    assert out.count("every value per-thread: debug target") == 1 and "kept:" not in out

@@ -14,7 +14,7 @@ from typing import Any
 from ptxopt.ir.core import IRModule
 from ptxopt.oracle import sm_number
 from ptxopt.ori.conv_alloc import plan_conv_alloc
-from ptxopt.ori.ur_alloc import FuncPlan, plan_function, with_callees
+from ptxopt.ori.ur_alloc import NOT_WRITTEN, VARYING, FuncPlan, plan_function, with_callees
 from ptxopt.ori.view import sass_class
 
 __all__ = ["module_plans", "regfiles_report", "format_regfiles", "format_ori"]
@@ -56,6 +56,13 @@ def regfiles_report(mod: IRModule, md: Any, arch: str, *, max_attempts: int = 5)
         writes.sort()  # (line, register) is unique: one row per write
         rows = [{"line": a, "reg": r, "file": fl, "class": c} for a, r, fl, c in writes]
         conv = plan_conv_alloc(f, p)
+        skip = (VARYING, NOT_WRITTEN, p.default_why)
+        kept = [
+            {"line": w.lines[0] if w.lines else 0, "reg": k, "file": w.file, "why": w.why}
+            for k, w in p.webs.items()
+            if w.file in ("R", "P") and w.why not in skip
+        ]
+        kept.sort(key=lambda r: (r["line"], r["reg"]))
         funcs.append(
             {
                 "name": f.name,
@@ -70,6 +77,14 @@ def regfiles_report(mod: IRModule, md: Any, arch: str, *, max_attempts: int = 5)
                 "conv_alloc": [{"reg": c.reg, "line": c.line} for c in conv.markers],
                 "diagnostics": p.diagnostics + conv.diagnostics,
                 "kept_in_r": {k: w.why for k, w in sorted(p.webs.items()) if w.why},
+                # the uniform webs kept per-thread, by their first write, and for those
+                # the cost sent to R the bridges that keeping them in UR would take
+                "uniform_kept_in_r": kept,
+                "would_need": {
+                    k: [{"kind": b.kind, "reg": b.reg, "line": b.line} for b in bs]
+                    for k, bs in sorted(p.needs.items())
+                },
+                "default_why": p.default_why,
             }
         )
     return {"arch": arch, "functions": funcs}
@@ -84,8 +99,18 @@ def format_regfiles(rep: dict[str, Any]) -> str:
             f"{f['ur_count']} UR, {f['up_count']} UP, {len(f['bridges'])} bridges, "
             f"{f['attempts']} attempts"
         )
+        if f["default_why"]:
+            out.append(f"  every value per-thread: {f['default_why']}")
         for r in ur:
             out.append(f"  line {r['line']:>6}  {r['reg']:<10} {r['file']:<3} {r['class']}")
+        for r in f["uniform_kept_in_r"]:
+            need = f["would_need"].get(r["reg"])
+            tail = ""
+            if need:
+                tail = ": " + ", ".join(f"{b['kind']} {b['reg']} at line {b['line']}" for b in need)
+            out.append(
+                f"  line {r['line']:>6}  {r['reg']:<10} {r['file']:<3} kept: {r['why']}{tail}"
+            )
         for b in f["bridges"]:
             out.append(f"  line {b['line']:>6}  {b['kind']} {b['reg']}")
         for c in f["conv_alloc"]:

@@ -66,6 +66,8 @@ __all__ = [
     "FNV_PRIME",
     "FnvSet",
     "FuncPlan",
+    "NOT_WRITTEN",
+    "VARYING",
     "WebPlan",
     "fnv1a",
     "plan_function",
@@ -77,8 +79,9 @@ FNV_BASIS: Final = 0x811C9DC5
 _NARROW: Final = ("MOV",)  # copies the BFS walks through
 _GLOBAL_MEM: Final = ("LDG", "STG", "ATOMG", "LD", "ST")
 _MEMORY_OPS: Final = frozenset(("ld", "ldu", "st", "atom", "red"))  # the opcodes of _GLOBAL_MEM
-_NOT_WRITTEN: Final = "not written by an instruction (parameter or undefined)"
-_VARYING: Final = "varying (divergence analysis)"
+# the two reasons of the webs the model does not judge
+NOT_WRITTEN: Final = "not written by an instruction (parameter or undefined)"
+VARYING: Final = "varying (divergence analysis)"
 _NEEDS_BRIDGES: Final = "needs bridges"  # and its cost, which the plan of the web adds
 
 
@@ -256,7 +259,7 @@ class WebPlans(Mapping[str, WebPlan]):
         else:
             reason = self._why.get(k) or self._default
             if not reason:  # not looked at: a varying web (or a parameter's)
-                reason = _NOT_WRITTEN if not defs or k in self._params else _VARYING
+                reason = NOT_WRITTEN if not defs or k in self._params else VARYING
             elif reason == _NEEDS_BRIDGES:
                 reason = f"{_NEEDS_BRIDGES} (cost {self._cost[k]})"
             wp = WebPlan(k, "P" if pred else "R", c, 0, reason, lines)
@@ -291,6 +294,14 @@ class FuncPlan:
     costs_computed: int = 0  # by the retry loop and the final pass (reused ones not counted)
     budget_demoted: int = 0
     converted: int = 0
+    # per web the cost sent to R: the bridges its cost counted when it was demoted --
+    # what keeping it in UR would have taken, the other webs as decided at that point
+    # (a loop-carried read before its write and a shuffle kept per-thread add to the
+    # cost without a bridge of their own)
+    needs: dict[str, list[Bridge]] = field(default_factory=dict)
+    # the reason every web of the function stays per-thread, when one does for all (a
+    # debug target, a target without a uniform register file); '' otherwise
+    default_why: str = ""
     diagnostics: list[str] = field(default_factory=list)
     # the webs with their writes, and the reads of every web the model looked at (the
     # webs in UR/UP among them): what phase 86 reads its markers from
@@ -1056,9 +1067,9 @@ def _written_apart(w: Web, ctx: _Ctx) -> bool:
 def _eligible(w: Web, ctx: _Ctx) -> str:
     """'' when ``w`` passes criteria 1, 2 and 4; otherwise the reason it does not."""
     if not w.defs or w.name in ctx.not_written:
-        return _NOT_WRITTEN
+        return NOT_WRITTEN
     if w.name not in ctx.uniform:
-        return _VARYING
+        return VARYING
     for d in w.defs:
         c = ctx.cls.at_point(d)
         if _broadcast(d, ctx):
@@ -2039,6 +2050,18 @@ class _Costs:
         return c
 
 
+def _unique_bridges(bs: list[Bridge]) -> list[Bridge]:
+    """``bs`` without repeats (the same copy found through two readers), by line."""
+    seen: set[tuple[str, str, int]] = set()
+    out = []
+    for b in bs:
+        key = (b.kind, b.reg, b.line)
+        if key not in seen:
+            seen.add(key)
+            out.append(b)
+    return sorted(out, key=lambda b: (b.line, b.kind, b.reg))
+
+
 def plan_function(
     func: Func,
     div: Divergence,
@@ -2135,6 +2158,7 @@ def plan_function(
                 # demoted at once: the webs costed after it in this attempt see it in R
                 ur.discard(k)
                 costs.changed.add(k)
+                plan.needs[k] = costs.last  # (computed now: a kept cost is 1)
         demote = {k for k in order if cost[k] != 1}
         # min-cost greedy extraction against the UR / UP budgets, once the costs have
         # settled (an attempt that demotes nothing by cost) or at the last attempt.
@@ -2187,14 +2211,9 @@ def plan_function(
             continue
         cost[k] = costs.cost(k, claims)
         plan.bridges.extend(costs.last)
-    seen_b: set[tuple[str, str, int]] = set()
-    uniq = []
-    for br in plan.bridges:
-        key = (br.kind, br.reg, br.line)
-        if key not in seen_b:
-            seen_b.add(key)
-            uniq.append(br)
-    plan.bridges = sorted(uniq, key=lambda b: (b.line, b.kind, b.reg))
+    plan.bridges = _unique_bridges(plan.bridges)
+    for k, bs in plan.needs.items():
+        plan.needs[k] = _unique_bridges(bs)
     plan.costs_computed = costs.computed
     # a constant operand only materialises in UR for a uniform reader that is not
     # itself a constant (ULDC / UMOV); per-thread readers take it as a c[bank][offset]
@@ -2202,6 +2221,7 @@ def plan_function(
     # from the end of each chain backwards.
     for k in addresses:
         ur.discard(k)
+        plan.needs.pop(k, None)
         why[k] = "a parameter's address: folded into the ld.param that reads it"
     for _, k in sorted([(-first[k], k) for k in ur if k in ctx.consts]):
         if not any(
@@ -2223,6 +2243,7 @@ def plan_function(
     for k in reduced:
         cost[k] = 1
     plan.webs = WebPlans(webs, cls, files, cost, why, default_why, sc.not_written)
+    plan.default_why = default_why
     plan.regs = webs
     plan.uniform = ur
     plan.converted = len(ur)

@@ -87,7 +87,8 @@ def add_parser(subparsers: Any) -> None:
         "--regfiles",
         action="store_true",
         help="uniform register model (ptxas phases 74/86): the file (R/P/UR/UP) of every "
-        "value, bridges, predicted UR/UP counts",
+        "value, bridges, predicted UR/UP counts; why each uniform value stays per-thread "
+        "and the bridges keeping it in UR would take",
     )
     p.add_argument("--arch", metavar="sm_XX", help="target of --regfiles (default: .target)")
     p.add_argument(
