@@ -1057,3 +1057,15 @@ def test_report_of_a_debug_target_says_once_why_nothing_is_uniform() -> None:
     assert not f["would_need"]
     out = format_regfiles(rep)
     assert out.count("every value per-thread: debug target") == 1 and "kept:" not in out
+
+
+def test_would_need_lists_each_bridge_once_by_line() -> None:
+    """A copy found through two readers is counted twice by the cost walk; what the
+    report shows is each bridge once, in line order, and nothing for a web the cost
+    did not demote."""
+    from ptxopt.ori.ur_alloc import Bridge, FuncPlan
+
+    found = [Bridge("UR2R", "%r3", 40), Bridge("R2UR", "%r1", 12), Bridge("UR2R", "%r3", 40)]
+    p = FuncPlan("k", 90, needs={"%r3": found})
+    assert p.would_need("%r3") == [Bridge("R2UR", "%r1", 12), Bridge("UR2R", "%r3", 40)]
+    assert p.would_need("%r4") == []

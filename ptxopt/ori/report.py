@@ -81,8 +81,8 @@ def regfiles_report(mod: IRModule, md: Any, arch: str, *, max_attempts: int = 5)
                 # the cost sent to R the bridges that keeping them in UR would take
                 "uniform_kept_in_r": kept,
                 "would_need": {
-                    k: [{"kind": b.kind, "reg": b.reg, "line": b.line} for b in bs]
-                    for k, bs in sorted(p.needs.items())
+                    k: [{"kind": b.kind, "reg": b.reg, "line": b.line} for b in p.would_need(k)]
+                    for k in sorted(p.needs)
                 },
                 "default_why": p.default_why,
             }

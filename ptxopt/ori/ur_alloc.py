@@ -294,10 +294,8 @@ class FuncPlan:
     costs_computed: int = 0  # by the retry loop and the final pass (reused ones not counted)
     budget_demoted: int = 0
     converted: int = 0
-    # per web the cost sent to R: the bridges its cost counted when it was demoted --
-    # what keeping it in UR would have taken, the other webs as decided at that point
-    # (a loop-carried read before its write and a shuffle kept per-thread add to the
-    # cost without a bridge of their own)
+    # per web the cost sent to R: the bridges its cost counted when it was demoted, as
+    # found (a copy reached through two readers twice; see :meth:`would_need`)
     needs: dict[str, list[Bridge]] = field(default_factory=dict)
     # the reason every web of the function stays per-thread, when one does for all (a
     # debug target, a target without a uniform register file); '' otherwise
@@ -306,6 +304,13 @@ class FuncPlan:
     # the webs with their writes, and the reads of every web the model looked at (the
     # webs in UR/UP among them): what phase 86 reads its markers from
     regs: Webs = field(default_factory=lambda: Webs({}, {}))
+
+    def would_need(self, k: str) -> list[Bridge]:
+        """What keeping web ``k`` in UR would have taken when its cost sent it to R,
+        the other webs as decided at that point: its bridges, each once, by line (a
+        loop-carried read before its write and a shuffle kept per-thread add to the
+        cost without a bridge of their own).  Empty for a web not demoted by cost."""
+        return _unique_bridges(self.needs.get(k, []))
 
 
 @dataclass(slots=True)
@@ -2212,8 +2217,6 @@ def plan_function(
         cost[k] = costs.cost(k, claims)
         plan.bridges.extend(costs.last)
     plan.bridges = _unique_bridges(plan.bridges)
-    for k, bs in plan.needs.items():
-        plan.needs[k] = _unique_bridges(bs)
     plan.costs_computed = costs.computed
     # a constant operand only materialises in UR for a uniform reader that is not
     # itself a constant (ULDC / UMOV); per-thread readers take it as a c[bank][offset]
