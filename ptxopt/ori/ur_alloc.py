@@ -327,8 +327,9 @@ class _Ctx:
     not_written: set[str] = field(default_factory=set)  # webs with a parameter value
     leaf_rule: bool = False
     leaf_exempt: tuple[str, ...] = ("S2R",)
-    # (instructions as keys: hashed by identity, no boxed ``id``)
-    slot: dict[Inst, str] = field(default_factory=dict)  # inst -> _slot_taker
+    # program point -> _slot_taker (None: not asked yet); most instructions are asked
+    # once, so a list the sweep sizes, not a dict that grows with every answer
+    slot: list[str | None] = field(default_factory=list)
     consts: set[str] = field(default_factory=set)  # webs that are constant operands
     folded: set[Inst] = field(default_factory=set)  # muls folded into an add
     nots: set[str] = field(default_factory=set)  # complements computed per-thread
@@ -668,14 +669,14 @@ def _slot_taker(c: Inst, ctx: _Ctx) -> str:
     into R (``LDC R7, c[0x0][RZ]; IMAD R7, R7, UR4, R0``) unless uniform instructions
     read the constant too (then it is ULDC'd into a UR that takes the slot).  A uniform
     register source of ``c`` that finds the slot taken needs R."""
-    hit = ctx.slot.get(c)
+    hit = ctx.slot[c.point]
     if hit is not None:
         return hit
     regs = [u for u in c.uses if isinstance(u, Value)]
     taker = ""
     if c in ctx.folded and _scale(c) not in (0, 1):
         # fused into the reading add as IMAD R, R_u, imm, R_v: the immediate has it
-        ctx.slot[c] = "<immediate>"
+        ctx.slot[c.point] = "<immediate>"
         return "<immediate>"
     for v in regs:
         if v.var in ctx.consts:  # the constants are webs
@@ -687,7 +688,7 @@ def _slot_taker(c: Inst, ctx: _Ctx) -> str:
             taker = "<immediate>"
         elif _lop3_immediate(c, regs):
             taker = "<immediate>"
-    ctx.slot[c] = taker
+    ctx.slot[c.point] = taker
     return taker
 
 
@@ -2115,6 +2116,7 @@ def plan_function(
     )  # fmt: skip
     ctx.tolerate_bridges = tolerate_bridges
     ctx.vary = sc.vary
+    ctx.slot = [None] * len(sc.insts)
     ctx.forms = uniform_forms(sm)
     ctx.consts = consts
     why: dict[str, str] = {}
