@@ -2058,14 +2058,8 @@ class _Costs:
 
 def _unique_bridges(bs: list[Bridge]) -> list[Bridge]:
     """``bs`` without repeats (the same copy found through two readers), by line."""
-    seen: set[tuple[str, str, int]] = set()
-    out = []
-    for b in bs:
-        key = (b.kind, b.reg, b.line)
-        if key not in seen:
-            seen.add(key)
-            out.append(b)
-    return sorted(out, key=lambda b: (b.line, b.kind, b.reg))
+    by_key = {(b.line, b.kind, b.reg): b for b in bs}
+    return [by_key[k] for k in sorted(by_key)]
 
 
 def plan_function(
