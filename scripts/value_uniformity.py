@@ -71,8 +71,6 @@ def _line_defs(mod: Any, md: Any) -> dict[int, list[tuple[str, bool, str, str]]]
                 if span is None:
                     continue
                 for d in inst.defs:
-                    if d.var.startswith("%cc"):
-                        continue
                     varying = res.is_varying(d)
                     root = ""
                     if varying:

@@ -6,6 +6,7 @@ after.  Debug information: the line tables of the cubins of an nvcc -lineinfo fi
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import numpy as np
@@ -52,6 +53,21 @@ def test_register_plus_immediate_wraps_at_the_operand_width() -> None:
     launch(text, "k", grid=1, block=1, args=[buf])
     # 20 + 0xfffffff1 wraps to 5 (ptxas emits IADD3 with 0xfffffff1); 7 + 1; 20 + 32
     assert buf.tolist() == [5, 52, 8, 0]
+
+
+def test_registers_named_cc_are_not_the_carry_flag(tmp_path: Path) -> None:
+    """``%cc`` and ``%ccx`` are ordinary registers: the carry of ``add.cc`` reaches
+    ``addc`` across a write of ``%cc``, in the interpreter and through the default
+    pipeline, whose output declares ``%cc`` (ptxas accepts it)."""
+    text = read(TESTS / "ptx" / "regressions" / "registers_named_cc.ptx")
+    out = optimize(text, "t", None).text
+    assert re.search(r"^\s*\.reg \.b32 [^;]*%cc[,;]", out, re.M)
+    ptxas_check(out, "sm_80", tmp_path)
+    for src in (text, out):
+        buf = np.array([20, 30, 7, 7], dtype=np.uint32)
+        launch(src, "k", grid=1, block=1, args=[buf])
+        # -1 + 20 = 19 with a carry out; 30 + 0 + carry; %cc = 0; 30 + 0
+        assert buf.tolist() == [19, 31, 0, 30]
 
 
 def test_vector_registers_and_reg_parameters_run() -> None:

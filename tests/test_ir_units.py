@@ -49,9 +49,9 @@ def test_dump_shows_blocks_phis_and_implicit_operands() -> None:
     assert text.startswith("function k (3 blocks)\nbb0:    preds: -    succs: bb2 bb1\n")
     assert re.search(r"@%p1\.\d+ mov\.u32 %r2\.\d+, %r1\.\d+;    // line 13; keeps %r2\.\d+", text)
     assert re.search(
-        r"add\.cc\.u32 %r3\.\d+, %r1\.\d+, %r2\.\d+;    // line 14; cc-out %cc\.\d+", text
+        r"add\.cc\.u32 %r3\.\d+, %r1\.\d+, %r2\.\d+;    // line 14; cc-out %cc#\.\d+", text
     )
-    assert re.search(r"addc\.u32 %r4\.\d+, %r1\.\d+, 0;    // line 15; cc-in %cc\.\d+\n", text)
+    assert re.search(r"addc\.u32 %r4\.\d+, %r1\.\d+, 0;    // line 15; cc-in %cc#\.\d+\n", text)
     assert re.search(r"bb2 \[L\]:    preds: bb0 bb1    succs: -\n", text)
     assert re.search(r"%r3\.\d+ = phi \[%r3\.\d+, bb0\], \[%r3\.\d+, bb1\]", text)
     assert "mov.u32 %r1." in text and "%tid.x;" in text  # special registers by name

@@ -1069,3 +1069,26 @@ def test_would_need_lists_each_bridge_once_by_line() -> None:
     p = FuncPlan("k", 90, needs={"%r3": found})
     assert p.would_need("%r3") == [Bridge("R2UR", "%r1", 12), Bridge("UR2R", "%r3", 40)]
     assert p.would_need("%r4") == []
+
+
+def test_registers_named_like_the_carry_flag_get_their_rows() -> None:
+    """``%cc`` / ``%ccx0`` are registers (ptxas accepts the names), not the carry
+    flag: each write has its row, with the file of its web."""
+    from ptxopt.ori.report import regfiles_report
+
+    text = _kernel(
+        "ld.param.u64 %rd1, [p];\nld.param.u32 %ccx0, [n];\nmov.u32 %ccx1, %ctaid.x;\n"
+        "add.s32 %cc, %ccx0, %ccx1;\n"
+        "add.cc.u32 %ccx2, %cc, 1;\naddc.u32 %r1, %ccx1, 0;\nmul.wide.u32 %rd2, %cc, 4;\n"
+        "add.s64 %rd3, %rd1, %rd2;\nst.global.u32 [%rd3], %r1;\n",
+        ".reg .b32 %cc; .reg .b32 %ccx<3>; .reg .b32 %r<2>; .reg .b64 %rd<4>;",
+    )
+    lines = text.splitlines()
+    mod = lift_module(parse(text, "t.ptx"))
+    (f,) = regfiles_report(mod, analyze_module(mod), "sm_90")["functions"]
+    rows = {r["reg"]: r for r in f["regfiles"]}
+    for reg in ("%ccx0", "%ccx1", "%cc", "%ccx2", "%r1"):
+        assert reg in rows, reg
+        written = lines[rows[reg]["line"] - 1].split(None, 1)[1]
+        assert written.startswith(reg + ","), (reg, written)
+    assert rows["%ccx1"]["file"] == "UR"  # %ctaid.x, read by uniform adds

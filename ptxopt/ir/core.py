@@ -27,9 +27,9 @@ from ptxopt.ir.operands import regs_of
 from ptxopt.ir.regtypes import RegTypes
 from ptxopt.ir.scopes import NameOrigin, ScopeInfo
 from ptxopt.ptx.ast import DebugLoc, Function, Imm, Instr, Module, RegDecl, Stmt
-from ptxopt.ptx.opcodes import OpInfo
+from ptxopt.ptx.opcodes import CARRY_FLAG, OpInfo
 
-CARRY = "%cc"
+CARRY = CARRY_FLAG  # the carry flag's pseudo register (not a PTX identifier)
 
 
 class Value:

@@ -351,17 +351,15 @@ def _line(inst: Inst) -> int:
     return inst.ast.span.line if inst.ast.span is not None else 0
 
 
-def _def_name(inst: Inst, ctx: _Ctx) -> str | None:
-    """The web ``inst`` writes (its first written register that is a web), by name."""
-    defs_of = ctx.webs.defs_of
-    for d in inst.defs:
-        if d.var in defs_of:
-            return d.var
-    return None
+def _def_name(inst: Inst) -> str | None:
+    """The web ``inst`` writes (its first result), by name: every result of an
+    instruction the sweep saw starts or joins a web (the carry flag is no result,
+    ``Inst.carry_out``), so the name is read off the result, not looked up."""
+    return inst.defs[0].var if inst.defs else None
 
 
 def _def_web(inst: Inst, ctx: _Ctx) -> Web | None:
-    k = _def_name(inst, ctx)
+    k = _def_name(inst)
     return ctx.webs[k] if k is not None else None
 
 
@@ -1214,7 +1212,7 @@ def _reader_rows(cur: Web, ctx: _Ctx) -> list[_Row]:
     for u in cur.uses:
         c = u.inst
         cc = cls.at_point(c)
-        xn = _def_name(c, ctx)
+        xn = _def_name(c)
         if u.slot == -1:  # guard predicate
             rows.append((True, cc == "BRA", xn, False, c, 0))
             continue
@@ -1643,7 +1641,7 @@ def _constant_points(
         at: set[int] = set()  # lo * 2**32 + hi: a sort of plain integers orders them
         for u in w.uses:
             c = u.inst
-            xn = _def_name(c, ctx)
+            xn = _def_name(c)
             if xn is not None and xn in ctx.consts:
                 continue  # an identity: its own readers load the value
             if xn is not None and xn in ur:
@@ -2224,7 +2222,7 @@ def plan_function(
         why[k] = "a parameter's address: folded into the ld.param that reads it"
     for _, k in sorted([(-first[k], k) for k in ur if k in ctx.consts]):
         if not any(
-            (x := _def_name(u.inst, ctx)) is not None and x in ur and x != k and not _reduce_mask(u)
+            (x := _def_name(u.inst)) is not None and x in ur and x != k and not _reduce_mask(u)
             for u in webs[k].uses
         ):
             ur.discard(k)

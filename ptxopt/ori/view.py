@@ -416,8 +416,8 @@ def _write(
     divergence vector calls uniform goes on ``fresh``; a varying write to a web that
     has one already goes into ``late``."""
     var = d.var
-    if d.kind == _NOT_A_WEB or (len(var) > 2 and var[1] == "c" and var.startswith("%cc")):
-        return  # (the second character first: most names fail there, cheaply)
+    if d.kind == _NOT_A_WEB:
+        return
     cur = defs_of.setdefault(var, ins)  # (one lookup: most webs are written once)
     if cur is ins:  # a new web, or a second result of ``ins`` in the same register
         if not vary[d.id]:
@@ -514,8 +514,8 @@ def scan(func: Func, varying: bytearray | None = None) -> Scan:
             into = specials
         else:
             continue
-        for d in ins.defs:  # (the carry flag belongs to no web)
-            if d.kind != _NOT_A_WEB and not d.var.startswith("%cc"):
+        for d in ins.defs:
+            if d.kind != _NOT_A_WEB:
                 into.add(d.var)
     webs = Webs(defs_of, types)
     uniform = {k: None for k in fresh if k not in late}

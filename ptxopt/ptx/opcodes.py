@@ -76,7 +76,13 @@ __all__ = [
     "is_pure",
     "supported_opcodes",
     "STATE_SPACES",
+    "CARRY_FLAG",
 ]
+
+# The name under which the IR and the interpreter hold the carry flag (``CC.CF``) that
+# ``add.cc`` writes and ``addc`` reads: not a PTX identifier, since ptxas accepts a
+# register declared as ``%cc`` (or ``%ccx``), which must not meet the flag.
+CARRY_FLAG = "%cc#"
 
 
 # ---------------------------------------------------------------------------

@@ -33,7 +33,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ptxopt.ptx.ast import Addr, Instr, Not, Operand, Pair, ParenList, Reg, Sel, Vec
-from ptxopt.ptx.opcodes import use_regs
+from ptxopt.ptx.opcodes import CARRY_FLAG, use_regs
 from ptxopt.sim.program import Program
 
 
@@ -113,8 +113,8 @@ def _find_pcs(prog: Program, fname: str, ast: Instr) -> list[int]:
 
 def _resolve(prog: Program, fname: str, ast: Instr, var: str) -> list[tuple[int, str]]:
     """(pc, interpreter register) pairs of ``var`` at the instruction ``ast``."""
-    if var == "%cc":
-        return [(pc, f"{fname}::%cc") for pc in _find_pcs(prog, fname, ast)]
+    if var == CARRY_FLAG:
+        return [(pc, f"{fname}::{CARRY_FLAG}") for pc in _find_pcs(prog, fname, ast)]
     paths = [p for i, o in enumerate(ast.operands) for p in _paths(o, var, (i,))]
     if ast.pred is not None and ast.pred.name == var:
         paths.append((-1,))

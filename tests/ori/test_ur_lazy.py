@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from ptxopt.analysis.divergence import analyze_module
-from ptxopt.ir.core import Func, Inst, Value
+from ptxopt.ir.core import CARRY, Func, Inst, Value
 from ptxopt.ir.lift import lift_module
 from ptxopt.ori import ur_alloc
 from ptxopt.ori.ur_alloc import FuncPlan, plan_function
@@ -49,7 +49,7 @@ def _expected_webs(f: Func) -> dict[str, list[int]]:
                 out.setdefault(phi.result.var, [])
         for ins in b.insts:
             for d in ins.result_values():
-                if d.kind != "special" and not d.var.startswith("%cc"):
+                if d.kind != "special" and d.var != CARRY:
                     out.setdefault(d.var, []).append(_line(ins))
             for u in (ins.pred, *ins.uses):
                 if isinstance(u, Value) and u.kind == "undef":

@@ -21,6 +21,7 @@ from typing import Any
 import numpy as np
 
 from ptxopt.ptx.ast import Instr, Operand, Reg, Span
+from ptxopt.ptx.opcodes import CARRY_FLAG
 from ptxopt.sim.errors import SimError
 from ptxopt.sim.machine import Op
 from ptxopt.sim.program import FuncInfo, Program
@@ -126,7 +127,7 @@ class Decoder:
                 if t not in TYPES:
                     raise SimError(info.fn.span, f"unsupported register type {t} for {r}")
                 self.reg_types[r] = TYPES[t].ut
-            self.reg_types[f"{info.name}::%cc"] = np.bool_
+            self.reg_types[f"{info.name}::{CARRY_FLAG}"] = np.bool_
         for s in self.SPECIAL:
             self.reg_types[s] = self.SPECIAL_DT.get(s, np.uint32)
         self.func: FuncInfo | None = None

@@ -15,6 +15,7 @@ from typing import Any
 import numpy as np
 
 from ptxopt.ptx.ast import Instr
+from ptxopt.ptx.opcodes import CARRY_FLAG
 from ptxopt.sim import floats as fl
 from ptxopt.sim.errors import SimError
 from ptxopt.sim.machine import Op
@@ -106,7 +107,7 @@ def _carry(
     ``a + b + cin`` with carry-in 0 or ``CC.CF``.  The flag is the bit above the
     type's width of the exact sum."""
     fname = d.prog.owner[pc].name
-    cc = f"{fname}::%cc"
+    cc = f"{fname}::{CARRY_FLAG}"
     cin = ins.opcode in ("addc", "subc", "madc")
     cout = ".cc" in ins.mods
     w = d.wr(ins.operands[0], ty, ins)
