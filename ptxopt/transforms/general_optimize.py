@@ -45,7 +45,7 @@ from typing import Any, cast
 
 from ptxopt.analysis.manager import AnalysisManager
 from ptxopt.analysis.rpo import reverse_postorder
-from ptxopt.ir.core import CARRY, Block, Func, Inst, Phi, Value
+from ptxopt.ir.core import Block, Func, Inst, Phi, Value
 from ptxopt.ir.edit import insert_before, make_inst, replace_uses
 from ptxopt.ir.immediates import imm_bits, imm_for
 from ptxopt.ir.int_fold import FOLDABLE, evaluate_int
@@ -683,8 +683,6 @@ class _Sweep:
         if inst.carry_out is not None or info.mem is not None or info.side_effects:
             return
         d = inst.defs[0]
-        if d.var == CARRY:
-            return
         # a register copy stays a copy (copy propagation serves its uses): turning
         # wgmma accumulator copies of a zero register into moves of 0 cost ptxas 8 %
         # more SASS on triton/matmul_fp16.sm90a
